@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Run the kernel's checkpatch.pl --strict on every patch of the series;
+# any error, warning or check fails.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+bad=0
+while read -r p; do
+	case "$p" in ''|'#'*) continue ;; esac
+	if ! out=$("$KTREE/scripts/checkpatch.pl" --strict --no-tree --quiet \
+			--ignore FILE_PATH_CHANGES "$PATCHES/$p" 2>&1) || [ -n "$out" ]; then
+		printf '%s:\n%s\n' "$p" "$out"
+		bad=1
+	fi
+done <"$PATCHES/series"
+[ "$bad" = 0 ] && log "every patch passes checkpatch.pl --strict"
+exit "$bad"

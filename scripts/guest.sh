@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# make guest: copy a host directory into the guest as /add, run a command
+# there as root (msharefs mounted on /sys/fs/mshare), print its output and
+# exit with its status. Programs must be static or use only busybox.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+flavour=${1:?} dir=${2:?} cmd=${3:?}
+extra=$BUILD/logs/guest-add.cpio.gz
+mkdir -p "$BUILD/logs"
+"$TOP/scripts/mkinitramfs.sh" --add "$dir" "$cmd" "$extra"
+rc=0
+"$TOP/scripts/run-guest.sh" "$flavour" guest "$extra" || rc=$?
+out=$BUILD/logs/$flavour-guest.out
+grep -v '^# msharefs-guest-\(exit=\|done\)' "$out" || true
+"$TOP/scripts/check-log.sh" "$BUILD/logs/$flavour-guest.console" || rc=1
+[ "$rc" = 0 ] || exit "$rc"
+grep -q '^# msharefs-guest-done' "$out" || die "the guest did not finish"
+status=$(sed -n 's/^# msharefs-guest-exit=//p' "$out" | tr -d '\r')
+exit "${status:-1}"

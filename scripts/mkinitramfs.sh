@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Build the guest's initramfs: busybox-static, guest/init, the static test
+# binaries from build/tests and the demo from guest/demo.
+#   mkinitramfs.sh OUT                  the base image
+#   mkinitramfs.sh --add DIR CMD OUT    a second archive holding DIR as
+#                                       /add and CMD to run there; the
+#                                       kernel unpacks it over the base
+#   mkinitramfs.sh --overlay DIR OUT    a second archive holding DIR as /
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+pack() {
+	(cd "$1" && find . -mindepth 1 | LC_ALL=C sort |
+		cpio --quiet -o -H newc -R 0:0) | gzip -1 >"$2"
+}
+
+if [ "${1:-}" = --overlay ]; then
+	pack "${2:?}" "${3:?}"
+	exit 0
+fi
+
+if [ "${1:-}" = --add ]; then
+	dir=${2:?} cmd=${3:?} out=${4:?}
+	[ -d "$dir" ] || die "ADD=$dir is not a directory"
+	stage=$(mktemp -d)
+	trap 'rm -rf "$stage"' EXIT
+	mkdir -p "$stage/add"
+	cp -a "$dir/." "$stage/add/"
+	printf '%s\n' "$cmd" >"$stage/add/.msharefs-cmd"
+	pack "$stage" "$out"
+	exit 0
+fi
+
+out=${1:?usage: mkinitramfs.sh OUT}
+stage=$BUILD/initramfs
+rm -rf "$stage"
+mkdir -p "$stage"/{bin,sbin,usr/bin,usr/sbin,etc,proc,sys,dev,tmp,root,tests,demo,add}
+cp /bin/busybox "$stage/bin/busybox"
+cp "$TOP/guest/init" "$stage/init"
+cp -a "$TOP/guest/demo/." "$stage/demo/"
+if compgen -G "$BUILD/tests/*" >/dev/null; then
+	cp -a "$BUILD/tests/." "$stage/tests/"
+fi
+printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' >"$stage/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' >"$stage/etc/group"
+pack "$stage" "$out"

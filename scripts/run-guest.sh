@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Boot a kernel of build/obj-FLAVOUR in QEMU (software emulation, 4 vCPUs)
+# with the initramfs, in one of the modes guest/init knows:
+#   run-guest.sh FLAVOUR test|run|guest|shell [EXTRA_INITRD]
+# The serial console (kernel log) goes to build/logs/FLAVOUR-MODE.console
+# and what the guest reports to build/logs/FLAVOUR-MODE.out; in shell mode
+# the console is this terminal.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+flavour=${1:?usage: run-guest.sh FLAVOUR MODE [EXTRA_INITRD]}
+mode=${2:?usage: run-guest.sh FLAVOUR MODE [EXTRA_INITRD]}
+extra=${3:-}
+bz=$BUILD/obj-$flavour/arch/x86/boot/bzImage
+base=$BUILD/initramfs.cpio.gz
+[ -f "$bz" ] || die "no kernel $bz: run 'make kernel-$flavour'"
+[ -f "$base" ] || die "no initramfs $base: run 'make initramfs'"
+
+logs=$BUILD/logs
+mkdir -p "$logs"
+console=$logs/$flavour-$mode.console
+out=$logs/$flavour-$mode.out
+initrd=$base
+if [ -n "$extra" ]; then
+	initrd=$logs/$flavour-$mode.initrd
+	cat "$base" "$extra" >"$initrd"
+fi
+
+cmdline="console=ttyS0 panic=-1 oops=panic no5lvl numa=fake=2"
+cmdline+=" hugepagesz=2M hugepages=${GUEST_HUGEPAGES:-64} default_hugepagesz=2M"
+cmdline+=" hung_task_timeout_secs=120 MSHAREFS_MODE=$mode"
+[ -z "${TESTS:-}" ] || cmdline+=" MSHAREFS_TESTS=$TESTS"
+[ -z "${GUEST_APPEND:-}" ] || cmdline+=" $GUEST_APPEND"
+qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max
+	-smp "${GUEST_CPUS:-4}" -m "${GUEST_MEM:-4G}"
+	-nodefaults -no-reboot -display none
+	-kernel "$bz" -initrd "$initrd" -append "$cmdline")
+
+if [ "$mode" = shell ]; then
+	exec "${qemu[@]}" -serial mon:stdio
+fi
+
+: >"$out"
+timeout=${GUEST_TIMEOUT:-900}
+start=$(date +%s)
+rc=0
+timeout --foreground -k 10 "$timeout" "${qemu[@]}" \
+	-serial "file:$console" -serial "file:$out" </dev/null || rc=$?
+log "$flavour guest ($mode) ran $(($(date +%s) - start)) s; logs: $console $out"
+if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+	log "guest timed out after $timeout s"
+	exit 124
+fi
+exit "$rc"
