@@ -24,7 +24,7 @@ expect_failure() {
 		die "$name did not fail the run with '$what'"
 	fi
 	log "$name failed the run as it must:"
-	grep -- "$what" <<<"$out" | head -n 2 | sed 's/^/    /' >&2
+	grep -A 2 -- "$what" <<<"$out" | head -n 3 | sed 's/^/    /' >&2
 }
 
 expect_failure deliberate_fail_test "FAIL deliberate_fail_test"
