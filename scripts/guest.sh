@@ -6,14 +6,15 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 flavour=${1:?} dir=${2:?} cmd=${3:?}
-extra=$BUILD/logs/guest-add.cpio.gz
-mkdir -p "$BUILD/logs"
+logs=${LOGS:-$BUILD/logs}
+extra=$logs/guest-add.cpio.gz
+mkdir -p "$logs"
 "$TOP/scripts/mkinitramfs.sh" --add "$dir" "$cmd" "$extra"
 rc=0
 "$TOP/scripts/run-guest.sh" "$flavour" guest "$extra" || rc=$?
-out=$BUILD/logs/$flavour-guest.out
+out=$logs/$flavour-guest.out
 grep -v '^# msharefs-guest-\(exit=\|done\)' "$out" || true
-"$TOP/scripts/check-log.sh" "$BUILD/logs/$flavour-guest.console" || rc=1
+"$TOP/scripts/check-log.sh" "$logs/$flavour-guest.console" || rc=1
 [ "$rc" = 0 ] || exit "$rc"
 grep -q '^# msharefs-guest-done' "$out" || die "the guest did not finish"
 status=$(sed -n 's/^# msharefs-guest-exit=//p' "$out" | tr -d '\r')

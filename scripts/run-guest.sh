@@ -16,7 +16,7 @@ base=$BUILD/initramfs.cpio.gz
 [ -f "$bz" ] || die "no kernel $bz: run 'make kernel-$flavour'"
 [ -f "$base" ] || die "no initramfs $base: run 'make initramfs'"
 
-logs=$BUILD/logs
+logs=${LOGS:-$BUILD/logs}
 mkdir -p "$logs"
 console=$logs/$flavour-$mode.console
 out=$logs/$flavour-$mode.out
