@@ -6,7 +6,8 @@ S := scripts
 FLAVOURS := fast debug
 
 .PHONY: all test test-fast test-debug run shell guest deps tree export \
-	kernels kernel-fast kernel-debug headers tests initramfs checkpatch check-harness \
+	kernels kernel-fast kernel-debug headers tests examples initramfs \
+	checkpatch check-harness \
 	check-series clean distclean
 
 all: kernels tests initramfs
@@ -65,7 +66,15 @@ tests: headers
 	@$(MAKE) -s -C tests KTREE=$(CURDIR)/$(BUILD)/linux \
 		HDRS=$(CURDIR)/$(BUILD)/obj-headers/usr/include OUT=$(CURDIR)/$(BUILD)/tests
 
-initramfs: tests
+# Static example programs, also copied into the guest's /demo.
+examples: headers
+	@mkdir -p $(BUILD)/examples
+	@for c in examples/*.c; do \
+		$(CC) -static -O2 -Wall -Wextra -isystem $(BUILD)/obj-headers/usr/include \
+			-o $(BUILD)/examples/$$(basename $$c .c) $$c || exit 1; \
+	done
+
+initramfs: tests examples
 	@$(S)/mkinitramfs.sh $(BUILD)/initramfs.cpio.gz
 
 # A failing test and a kernel WARNING must each fail a run.

@@ -38,6 +38,9 @@ mkdir -p "$stage"/{bin,sbin,usr/bin,usr/sbin,etc,proc,sys,dev,tmp,root,tests,dem
 cp /bin/busybox "$stage/bin/busybox"
 cp "$TOP/guest/init" "$stage/init"
 cp -a "$TOP/guest/demo/." "$stage/demo/"
+if compgen -G "$BUILD/examples/*" >/dev/null; then
+	cp -a "$BUILD/examples/." "$stage/demo/"
+fi
 if compgen -G "$BUILD/tests/*" >/dev/null; then
 	cp -a "$BUILD/tests/." "$stage/tests/"
 fi

@@ -1,5 +1,5 @@
 #!/bin/sh
-# make run: what msharefs does today, step by step.
+# make run: what msharefs does, step by step.
 step() { echo; echo "\$ $*"; "$@"; }
 
 step mount -t msharefs
@@ -14,3 +14,6 @@ step truncate -s 1099511627776 /sys/fs/mshare/buffers
 echo "(a region's size is set once: the second change fails)"
 step rm /sys/fs/mshare/buffers
 step ls -l /sys/fs/mshare
+echo
+echo "Sharing: workers attach a region holding 64 MiB and read all of it."
+step /demo/share_demo 4
