@@ -2,7 +2,7 @@
 # shellcheck shell=bash
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$TOP/build}
-KTREE=$BUILD/linux
+KTREE=${KTREE:-$BUILD/linux}
 PATCHES=$TOP/kernel/patches
 CONFIGS=$TOP/kernel/configs
 PINNED=$(tr -d '[:space:]' <"$TOP/kernel/VERSION")
