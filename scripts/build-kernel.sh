@@ -11,7 +11,7 @@ flavour=${1:?usage: build-kernel.sh fast|debug}
 frag=$CONFIGS/$flavour.config
 obj=${BUILD_OBJ:-$BUILD/obj-$flavour}
 [ -f "$frag" ] || die "no config fragment $frag"
-[ -d "$KTREE/.git" ] || die "no kernel tree at $KTREE: run 'make tree'"
+[ -e "$KTREE/.git" ] || die "no kernel tree at $KTREE: run 'make tree'"
 
 check_config() {
 	local line sym want got bad=0
