@@ -845,7 +845,13 @@ TEST_F(create, directory_backing)
 
 	dfd = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ASSERT_LE(0, dfd);
-	ASSERT_REFUSED(fd, ENODEV, 0, PG, 0, PROT_READ, FILEMAP, dfd);
+	ASSERT_REFUSED(fd, EINVAL, 0, PG, 0, PROT_READ, FILEMAP, dfd);
+	close(dfd);
+
+	/* A character device is not a regular file either. */
+	dfd = open("/dev/zero", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, dfd);
+	ASSERT_REFUSED(fd, EINVAL, 0, PG, 0, RW, FILEMAP, dfd);
 	close(dfd);
 
 	/* A directory of msharefs itself is no region either. */
@@ -853,7 +859,7 @@ TEST_F(create, directory_backing)
 	ASSERT_OK(mkdir(dir, 0700));
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ASSERT_LE(0, dfd);
-	ASSERT_REFUSED(fd, ENODEV, 0, PG, 0, PROT_READ, FILEMAP, dfd);
+	ASSERT_REFUSED(fd, EINVAL, 0, PG, 0, PROT_READ, FILEMAP, dfd);
 	close(dfd);
 	ASSERT_OK(rmdir(dir));
 }
