@@ -5,9 +5,10 @@ BUILD := build
 S := scripts
 FLAVOURS := fast debug
 
-.PHONY: all test test-fast test-debug run shell guest deps tree export \
+.PHONY: all test test-fast test-debug run bench bench-1500 shell guest deps \
+	tree export \
 	kernels kernel-fast kernel-debug headers tests examples initramfs \
-	checkpatch check-harness \
+	tools man-lint checkpatch check-harness stress stress-short \
 	check-series clean distclean
 
 all: kernels tests initramfs
@@ -22,12 +23,21 @@ test-fast test-debug: test-%: deps
 	@$(MAKE) --no-print-directory kernel-$* tests initramfs
 	@$(S)/test.sh $*
 
-# The demo on the fast kernel.
+# The demo on the fast kernel: N=256 processes share 1 GiB, three ways.
 run: deps
 	@$(MAKE) --no-print-directory kernel-fast tests initramfs
-	@$(S)/run-guest.sh fast run
-	@cat $(BUILD)/logs/fast-run.out
-	@$(S)/check-log.sh $(BUILD)/logs/fast-run.console
+	@$(S)/bench.sh run
+
+# The sweep and the costs behind it: CSV in build/bench, plots in
+# bench/results, the README's results section.
+bench: deps
+	@$(MAKE) --no-print-directory kernel-fast tests initramfs
+	@$(S)/bench.sh bench
+
+# 1,500 processes x 1 GiB in a 2 GiB guest: plain fails, msharefs works.
+bench-1500: deps
+	@$(MAKE) --no-print-directory kernel-fast tests initramfs
+	@$(S)/bench.sh bench-1500
 
 # An interactive shell on the fast kernel; 'reboot -f' leaves.
 shell: deps
@@ -40,6 +50,19 @@ guest: deps
 	@test -n "$(ADD)" -a -n "$(CMD)" || { echo "usage: make guest ADD=<dir> CMD='<command>'"; exit 2; }
 	@$(MAKE) --no-print-directory kernel-$(FLAVOUR) tests initramfs
 	@$(S)/guest.sh $(FLAVOUR) "$(ADD)" '$(CMD)'
+
+# The race and stress tester (stress/), STRESS_SECONDS long, on the debug
+# kernel unless FLAVOUR is given; stress-short: a minute on each kernel.
+STRESS_SECONDS ?= 1800
+STRESS_FLAVOUR := $(if $(filter command line environment,$(origin FLAVOUR)),$(FLAVOUR),debug)
+stress: deps
+	@$(MAKE) --no-print-directory kernel-$(STRESS_FLAVOUR) headers initramfs
+	@STRESS_SECONDS=$(STRESS_SECONDS) $(S)/stress.sh $(STRESS_FLAVOUR)
+
+stress-short: deps
+	@$(MAKE) --no-print-directory kernels headers initramfs
+	@STRESS_SECONDS=60 $(S)/stress.sh fast
+	@STRESS_SECONDS=60 $(S)/stress.sh debug
 
 deps:
 	@$(S)/deps.sh
@@ -74,7 +97,21 @@ examples: headers
 			-o $(BUILD)/examples/$$(basename $$c .c) $$c || exit 1; \
 	done
 
-initramfs: tests examples
+# The mshare command (static), the preload shim (.so and, for static
+# programs, .a), the CLI test and the prefork shim test: build/tools.
+tools: headers
+	@$(MAKE) -s -C tools HDRS=$(CURDIR)/$(BUILD)/obj-headers/usr/include \
+		KTREE=$(CURDIR)/$(BUILD)/linux OUT=$(CURDIR)/$(BUILD)/tools
+
+# The man pages must be clean for mandoc and groff (make deps installs them).
+man-lint:
+	@command -v mandoc >/dev/null || { echo "man-lint: no mandoc (make deps)"; exit 1; }
+	@for m in man/*.[1-8]; do \
+		out=$$({ mandoc -Tlint -W all $$m; groff -ww -man -z $$m; } 2>&1); \
+		[ -z "$$out" ] || { echo "$$out"; exit 1; }; \
+	done; echo "man-lint: $$(ls man/*.[1-8] | wc -l) pages clean"
+
+initramfs: tests examples tools
 	@$(S)/mkinitramfs.sh $(BUILD)/initramfs.cpio.gz
 
 # A failing test and a kernel WARNING must each fail a run.

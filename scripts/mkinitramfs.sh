@@ -44,6 +44,18 @@ fi
 if compgen -G "$BUILD/tests/*" >/dev/null; then
 	cp -a "$BUILD/tests/." "$stage/tests/"
 fi
+# The mshare command, its tests and the preload shim's, and the man pages.
+if [ -x "$BUILD/tools/mshare" ]; then
+	cp "$BUILD/tools/mshare" "$stage/usr/bin/mshare"
+fi
+if compgen -G "$BUILD/tools/test/*" >/dev/null; then
+	cp -a "$BUILD/tools/test/." "$stage/tests/"
+fi
+for m in "$TOP"/man/*.[1-8]; do
+	[ -f "$m" ] || continue
+	mkdir -p "$stage/usr/share/man/man${m##*.}"
+	cp "$m" "$stage/usr/share/man/man${m##*.}/"
+done
 printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' >"$stage/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$stage/etc/group"
 pack "$stage" "$out"

@@ -4,7 +4,8 @@
  * objects with MSHAREFS_CREATE_MAPPING and removing them with
  * MSHAREFS_UNMAP (every refused input, with its errno, and proof that a
  * refused call changed nothing), attaching regions with mmap() and what an
- * attachment refuses (partial munmap, mprotect, mremap, madvise), the
+ * attachment refuses (partial munmap, mremap) or gives a region-wide
+ * meaning (mprotect, madvise: see mshare_ops_test for the details), the
  * backings an object can have (anonymous, memfd, tmpfs, ext4, hugetlbfs,
  * anonymous huge pages), permissions (read-only attachments and objects,
  * PROT_NONE, holes, other users), and lifetime (fork, exit, exec, a creator
@@ -19,63 +20,12 @@
  *       -I<uapi headers> -o mshare_attach_test mshare_attach_test.c
  * Run:   ./mshare_attach_test [-f FIXTURE] [-t TEST]   (prints KTAP)
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
-#include <limits.h>
-#include <signal.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "mshare_test.h"
 
-#include <linux/magic.h>
-#include <linux/msharefs.h>
-
-#include "kselftest_harness.h"
-
-/*
- * The TEST_F wrapper of this harness reads its "child" variable after the
- * longjmp() of a failed ASSERT, and GCC warns (-Wclobbered) that it may be
- * clobbered. See msharefs_fs_test.c; the fix belongs in the harness.
- */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wclobbered"
-#endif
-
-#ifndef MAP_SHARED_VALIDATE
-#define MAP_SHARED_VALIDATE	0x03
-#endif
-#ifndef MAP_DROPPABLE
-#define MAP_DROPPABLE		0x08
-#endif
-#ifndef MAP_HUGE_SHIFT
-#define MAP_HUGE_SHIFT		26
-#endif
-#ifndef MAP_HUGE_2MB
-#define MAP_HUGE_2MB		(21U << MAP_HUGE_SHIFT)
-#endif
-
-#define MSHARE_DIR	"/sys/fs/mshare"
-#define INFO_PATH	MSHARE_DIR "/mshare_info"
 #define EXPECTED_ALIGN	549755813888UL
 #define DISK_DIR	"/mnt/disk"
 #define HUGE_DIR	"/dev/hugepages"
 #define EXEC_ENV	"MSHARE_ATTACH_TEST_EXEC_CHECK"
-#define NOBODY		65534U
 
 #define KIB		1024UL
 #define MIB		(1024 * KIB)
@@ -93,26 +43,6 @@
 
 /* The alignment (and size of every region here), from mshare_info. */
 static unsigned long A;
-
-/*
- * @call must fail with errno @err.
- */
-#define __ASSERT_FAILS(err, call, what, fmt, ...) do {			\
-	int _want = (err), _err;					\
-	long _ret;							\
-									\
-	errno = 0;							\
-	_ret = (long)(call);						\
-	_err = errno;							\
-	ASSERT_TRUE(_ret == -1 && _err == _want)			\
-		TH_LOG("%s gave %ld, errno %d (%s); wanted %s" fmt,	\
-		       what, _ret, _err, strerror(_err),		\
-		       strerror(_want), ##__VA_ARGS__);			\
-} while (0)
-
-#define ASSERT_FAILS(err, call)	__ASSERT_FAILS(err, call, #call, "")
-#define ASSERT_FAILS_MSG(err, call, fmt, ...)				\
-	__ASSERT_FAILS(err, call, #call, fmt, ##__VA_ARGS__)
 
 #define ASSERT_OK(call) do {						\
 	long _r = (long)(call);						\
@@ -154,50 +84,9 @@ static bool child_failed(bool ok, const char *what, const char *fn,
 
 /* ---- helpers ---------------------------------------------------------- */
 
-static unsigned long read_align(void)
-{
-	char buf[32] = "";
-	unsigned long v;
-	char *end;
-	ssize_t n;
-	int fd;
-
-	fd = open(INFO_PATH, O_RDONLY);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	v = strtoul(buf, &end, 10);
-	return strcmp(end, "\n") ? 0 : v;
-}
-
-static int create(int fd, __u64 roff, __u64 size, __u64 off, __u32 prot,
-		  __u32 flags, int backing)
-{
-	struct mshare_create mc = {
-		.region_offset	= roff,
-		.size		= size,
-		.offset		= off,
-		.prot		= prot,
-		.flags		= flags,
-		.fd		= (__u32)backing,
-	};
-
-	return ioctl(fd, MSHAREFS_CREATE_MAPPING, &mc);
-}
-
 static int create_anon(int fd, __u64 roff, __u64 size, __u32 prot)
 {
-	return create(fd, roff, size, 0, prot, ANON, -1);
-}
-
-static int unmap(int fd, __u64 roff, __u64 size)
-{
-	struct mshare_unmap mu = { .region_offset = roff, .size = size };
-
-	return ioctl(fd, MSHAREFS_UNMAP, &mu);
+	return mshare_create(fd, roff, size, 0, prot, ANON, -1);
 }
 
 /*
@@ -207,9 +96,9 @@ static int unmap(int fd, __u64 roff, __u64 size)
  */
 static int region_empty(int fd)
 {
-	if (create(fd, 0, A, 0, RW, ANON | MAP_NORESERVE, -1))
+	if (mshare_create(fd, 0, A, 0, RW, ANON | MAP_NORESERVE, -1))
 		return errno;
-	if (unmap(fd, 0, A))
+	if (mshare_unmap(fd, 0, A))
 		return errno;
 	return 0;
 }
@@ -220,20 +109,14 @@ static int region_empty(int fd)
 #define ASSERT_REFUSED(fd, err, roff, size, off, prot, flags, backing) do { \
 	int _fd = (fd);							\
 									\
-	ASSERT_FAILS(err, create(_fd, roff, size, off, prot, flags,	\
-				 backing));				\
+	ASSERT_FAILS(err, mshare_create(_fd, roff, size, off, prot,	\
+					flags, backing));		\
 	ASSERT_EMPTY(_fd);						\
 } while (0)
 
 static char *attach(int fd, unsigned long addr, int prot, int flags)
 {
 	return mmap((void *)addr, A, prot, MAP_SHARED | flags, fd, 0);
-}
-
-static int read_info(int fd, struct mshare_info *info)
-{
-	memset(info, 0xff, sizeof(*info));
-	return pread(fd, info, sizeof(*info), 0) == sizeof(*info) ? 0 : -1;
 }
 
 /*
@@ -302,33 +185,6 @@ static long mismatch(const char *p, size_t len, int seed)
 
 #define ASSERT_PATTERN(p, len, seed) ASSERT_PATTERN_FROM(p, len, seed, 0)
 
-/*
- * Run @fn(@arg) in a child (without core dumps). Its exit status, 128 +
- * the signal that killed it, or -1.
- */
-static int run_child(int (*fn)(void *), void *arg)
-{
-	int status;
-	pid_t pid;
-
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		struct rlimit none = { 0, 0 };
-
-		setrlimit(RLIMIT_CORE, &none);
-		_exit(fn(arg));
-	}
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return WEXITSTATUS(status);
-}
-
 struct touch {
 	char *p;
 	char val;
@@ -367,14 +223,10 @@ static int child_write(void *p, char val)
 
 static int memfd_with(size_t size, int seed)
 {
-	int fd = memfd_create("mshare_attach_test", 0);
+	int fd = memfd_sized("mshare_attach_test", 0, size);
 
 	if (fd < 0)
 		return -1;
-	if (ftruncate(fd, size)) {
-		close(fd);
-		return -1;
-	}
 	if (seed >= 0) {
 		char *p = mmap(NULL, size, RW, MAP_SHARED, fd, 0);
 
@@ -421,47 +273,6 @@ static int huge_file(size_t size)
 		return -1;
 	}
 	return fd;
-}
-
-/* A /proc/meminfo field in KIB, or -1. */
-static long meminfo_kib(const char *field)
-{
-	size_t len = strlen(field);
-	char line[128];
-	long v = -1;
-	FILE *f;
-
-	f = fopen("/proc/meminfo", "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, len) && line[len] == ':') {
-			v = strtol(line + len + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
-}
-
-/*
- * Free memory in KiB: MemFree, which counts only the buddy allocator, plus
- * the pages on the per-CPU free lists (the "count:" lines of
- * /proc/zoneinfo), where freed pages wait before they return to it.
- */
-static long free_kib(void)
-{
-	long v = meminfo_kib("MemFree"), pcp = 0, n;
-	char line[128];
-	FILE *f;
-
-	f = fopen("/proc/zoneinfo", "r");
-	if (!f || v < 0)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, " count: %ld", &n) == 1)
-			pcp += n;
-	fclose(f);
-	return v + pcp * (long)(PG / KIB);
 }
 
 /* 1 if a line of /proc/self/maps contains @s, 0 if none does, -1. */
@@ -519,7 +330,7 @@ static int region_new(struct region *r, mode_t mode)
 	snprintf(r->path, sizeof(r->path), MSHARE_DIR "/ha-%d-%d",
 		 getpid(), seq++);
 	r->name = r->path + strlen(MSHARE_DIR) + 1;
-	r->fd = open(r->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+	r->fd = region_make(AT_FDCWD, r->path, O_CLOEXEC, mode, 0);
 	return r->fd;
 }
 
@@ -608,7 +419,7 @@ TEST_F(unsized, create)
 	int fd = self->r.fd;
 
 	ASSERT_FAILS(EINVAL, create_anon(fd, 0, PG, RW));
-	ASSERT_FAILS(EINVAL, unmap(fd, 0, PG));
+	ASSERT_FAILS(EINVAL, mshare_unmap(fd, 0, PG));
 	/* Nothing was placed: once sized, the region is empty. */
 	ASSERT_OK(ftruncate(fd, A));
 	ASSERT_EMPTY(fd);
@@ -688,20 +499,23 @@ TEST_F(create, forbidden_flags)
 	mfd = memfd_with(PG, -1);
 	ASSERT_LE(0, mfd);
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		ASSERT_FAILS_MSG(EINVAL, create(fd, 0, PG, 0, RW,
-						ANON | bad[i].flag, -1),
+		ASSERT_FAILS_MSG(EINVAL,
+				 mshare_create(fd, 0, PG, 0, RW,
+					       ANON | bad[i].flag, -1),
 				 " (%s)", bad[i].name);
 		ASSERT_EMPTY(fd);
-		ASSERT_FAILS_MSG(EINVAL, create(fd, 0, PG, 0, RW,
-						FILEMAP | bad[i].flag, mfd),
+		ASSERT_FAILS_MSG(EINVAL,
+				 mshare_create(fd, 0, PG, 0, RW,
+					       FILEMAP | bad[i].flag, mfd),
 				 " (%s)", bad[i].name);
 		ASSERT_EMPTY(fd);
 	}
 	/* The allowed extra flags are accepted. */
-	ASSERT_OK(create(fd, 0, PG, 0, RW, ANON | MAP_NORESERVE, -1));
-	ASSERT_OK(unmap(fd, 0, PG));
-	ASSERT_OK(create(fd, 0, PG, 0, RW, FILEMAP | MAP_NORESERVE, mfd));
-	ASSERT_OK(unmap(fd, 0, PG));
+	ASSERT_OK(mshare_create(fd, 0, PG, 0, RW, ANON | MAP_NORESERVE, -1));
+	ASSERT_OK(mshare_unmap(fd, 0, PG));
+	ASSERT_OK(mshare_create(fd, 0, PG, 0, RW, FILEMAP | MAP_NORESERVE,
+				mfd));
+	ASSERT_OK(mshare_unmap(fd, 0, PG));
 	close(mfd);
 }
 
@@ -716,13 +530,14 @@ TEST_F(create, bad_prot)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		ASSERT_FAILS_MSG(EINVAL, create(fd, 0, PG, 0, bad[i], ANON,
-						-1), " (prot %#x)", bad[i]);
+		ASSERT_FAILS_MSG(EINVAL,
+				 mshare_create(fd, 0, PG, 0, bad[i], ANON, -1),
+				 " (prot %#x)", bad[i]);
 		ASSERT_EMPTY(fd);
 	}
 	/* PROT_NONE is allowed. */
 	ASSERT_OK(create_anon(fd, 0, PG, PROT_NONE));
-	ASSERT_OK(unmap(fd, 0, PG));
+	ASSERT_OK(mshare_unmap(fd, 0, PG));
 }
 
 TEST_F(create, misaligned)
@@ -768,7 +583,7 @@ TEST_F(create, past_end)
 	ASSERT_REFUSED(fd, EINVAL, 2 * A, PG, 0, RW, ANON, -1);
 	/* The last page itself is fine. */
 	ASSERT_OK(create_anon(fd, A - PG, PG, RW));
-	ASSERT_OK(unmap(fd, A - PG, PG));
+	ASSERT_OK(mshare_unmap(fd, A - PG, PG));
 }
 
 TEST_F(create, overflow)
@@ -836,6 +651,14 @@ TEST_F(create, msharefs_backing)
 	ASSERT_REFUSED(fd, EINVAL, 0, PG, 0, RW, FILEMAP, fd);
 	ASSERT_EMPTY(ofd);
 	region_del(&other);
+
+	/* Nor is the mount's mshare_info, whatever the protection. */
+	ofd = open(INFO_PATH, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, ofd);
+	ASSERT_REFUSED(fd, EINVAL, 0, PG, 0, PROT_READ, FILEMAP, ofd);
+	ASSERT_REFUSED(fd, EINVAL, 0, PG, 0, PROT_NONE, FILEMAP, ofd);
+	ASSERT_REFUSED(fd, EINVAL, 0, PG, 0, RW, FILEMAP, ofd);
+	close(ofd);
 }
 
 TEST_F(create, directory_backing)
@@ -877,7 +700,7 @@ TEST_F(create, readonly_memfd_write)
 	ASSERT_REFUSED(fd, EACCES, 0, PG, 0, PROT_WRITE, FILEMAP, rfd);
 
 	/* PROT_READ is what the open mode allows: that works. */
-	ASSERT_OK(create(fd, 0, 2 * PG, 0, PROT_READ, FILEMAP, rfd));
+	ASSERT_OK(mshare_create(fd, 0, 2 * PG, 0, PROT_READ, FILEMAP, rfd));
 	ASSERT_MAPS(p, attach(fd, 0, PROT_READ, 0));
 	ASSERT_PATTERN(p, 2 * PG, 5);
 	ASSERT_OK(munmap(p, A));
@@ -940,8 +763,8 @@ TEST_F(create, hugetlbfs_misaligned_offset)
 	ASSERT_REFUSED(fd, EINVAL, HPAGE + PG, HPAGE, 0, RW,
 		       FILEMAP | MAP_HUGETLB, hfd);
 	/* Aligned, it works. */
-	ASSERT_OK(create(fd, HPAGE, HPAGE, 0, RW, FILEMAP, hfd));
-	ASSERT_OK(unmap(fd, HPAGE, HPAGE));
+	ASSERT_OK(mshare_create(fd, HPAGE, HPAGE, 0, RW, FILEMAP, hfd));
+	ASSERT_OK(mshare_unmap(fd, HPAGE, HPAGE));
 	close(hfd);
 }
 
@@ -963,8 +786,8 @@ TEST_F(create, overlap)
 	ASSERT_FAILS(EEXIST, create_anon(fd, at + len - PG, 2 * PG, RW));
 	ASSERT_FAILS(EEXIST, create_anon(fd, 0, 4 * MIB, RW));
 	ASSERT_FAILS(EEXIST, create_anon(fd, 0, A, RW));
-	ASSERT_FAILS(EEXIST, create(fd, at, HPAGE, 0, PROT_READ,
-				    ANON_HUGE, -1));
+	ASSERT_FAILS(EEXIST, mshare_create(fd, at, HPAGE, 0, PROT_READ,
+					   ANON_HUGE, -1));
 
 	/* Nothing changed: the object and its data are intact... */
 	ASSERT_PATTERN(p + at, len, 7);
@@ -977,7 +800,7 @@ TEST_F(create, overlap)
 	ASSERT_EQ(0, child_read(p + at + len, 0));
 	ASSERT_PATTERN(p + at, len, 7);
 
-	ASSERT_OK(unmap(fd, at - PG, len + 2 * PG));
+	ASSERT_OK(mshare_unmap(fd, at - PG, len + 2 * PG));
 	ASSERT_EMPTY(fd);
 	ASSERT_OK(munmap(p, A));
 }
@@ -1052,8 +875,8 @@ TEST_F(unmap, readonly_fd)
 	fill(p, 2 * PG, 3);
 	rfd = open(self->r.path, O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, rfd);
-	ASSERT_FAILS(EBADF, unmap(rfd, 0, 2 * PG));
-	ASSERT_FAILS(EBADF, unmap(rfd, 0, A));
+	ASSERT_FAILS(EBADF, mshare_unmap(rfd, 0, 2 * PG));
+	ASSERT_FAILS(EBADF, mshare_unmap(rfd, 0, A));
 	close(rfd);
 	/* Still there, still the same data. */
 	ASSERT_PATTERN(p, 2 * PG, 3);
@@ -1073,20 +896,20 @@ TEST_F(unmap, bad_ranges)
 	fill(p, 2 * PG, 4);
 	fill(p + A - PG, PG, 5);
 
-	ASSERT_FAILS(EINVAL, unmap(fd, 1, PG));
-	ASSERT_FAILS(EINVAL, unmap(fd, 2048, PG));
-	ASSERT_FAILS(EINVAL, unmap(fd, 0, 1));
-	ASSERT_FAILS(EINVAL, unmap(fd, 0, PG + 1));
-	ASSERT_FAILS(EINVAL, unmap(fd, 0, 2 * PG - 1));
-	ASSERT_FAILS(EINVAL, unmap(fd, 0, 0));
-	ASSERT_FAILS(EINVAL, unmap(fd, PG, 0));
-	ASSERT_FAILS(EINVAL, unmap(fd, A, PG));
-	ASSERT_FAILS(EINVAL, unmap(fd, A - PG, 2 * PG));
-	ASSERT_FAILS(EINVAL, unmap(fd, 0, A + PG));
-	ASSERT_FAILS(EINVAL, unmap(fd, 0, 2 * A));
-	ASSERT_FAILS(EINVAL, unmap(fd, A - PG, huge));
-	ASSERT_FAILS(EINVAL, unmap(fd, PG, huge));
-	ASSERT_FAILS(EINVAL, unmap(fd, huge, 2 * PG));
+	ASSERT_FAILS(EINVAL, mshare_unmap(fd, 1, PG));
+	ASSERT_FAILS(EINVAL, mshare_unmap(fd, 2048, PG));
+	ASSERT_FAILS(EINVAL, mshare_unmap(fd, 0, 1));
+	ASSERT_FAILS(EINVAL, mshare_unmap(fd, 0, PG + 1));
+	ASSERT_FAILS(EINVAL, mshare_unmap(fd, 0, 2 * PG - 1));
+	ASSERT_FAILS(EINVAL, mshare_unmap(fd, 0, 0));
+	ASSERT_FAILS(EINVAL, mshare_unmap(fd, PG, 0));
+	ASSERT_FAILS(EINVAL, mshare_unmap(fd, A, PG));
+	ASSERT_FAILS(EINVAL, mshare_unmap(fd, A - PG, 2 * PG));
+	ASSERT_FAILS(EINVAL, mshare_unmap(fd, 0, A + PG));
+	ASSERT_FAILS(EINVAL, mshare_unmap(fd, 0, 2 * A));
+	ASSERT_FAILS(EINVAL, mshare_unmap(fd, A - PG, huge));
+	ASSERT_FAILS(EINVAL, mshare_unmap(fd, PG, huge));
+	ASSERT_FAILS(EINVAL, mshare_unmap(fd, huge, 2 * PG));
 
 	ASSERT_PATTERN(p, 2 * PG, 4);
 	ASSERT_PATTERN(p + A - PG, PG, 5);
@@ -1099,17 +922,17 @@ TEST_F(unmap, hole_succeeds)
 	char *p;
 
 	/* In an empty region: a page, a range, all of it. */
-	ASSERT_OK(unmap(fd, 0, PG));
-	ASSERT_OK(unmap(fd, A / 2, MIB));
-	ASSERT_OK(unmap(fd, 0, A));
+	ASSERT_OK(mshare_unmap(fd, 0, PG));
+	ASSERT_OK(mshare_unmap(fd, A / 2, MIB));
+	ASSERT_OK(mshare_unmap(fd, 0, A));
 
 	/* Next to an object, which stays. */
 	ASSERT_OK(create_anon(fd, 4 * PG, 2 * PG, RW));
 	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
 	fill(p + 4 * PG, 2 * PG, 6);
-	ASSERT_OK(unmap(fd, 0, 4 * PG));
-	ASSERT_OK(unmap(fd, 6 * PG, GIB));
-	ASSERT_OK(unmap(fd, A - PG, PG));
+	ASSERT_OK(mshare_unmap(fd, 0, 4 * PG));
+	ASSERT_OK(mshare_unmap(fd, 6 * PG, GIB));
+	ASSERT_OK(mshare_unmap(fd, A - PG, PG));
 	ASSERT_PATTERN(p + 4 * PG, 2 * PG, 6);
 	ASSERT_OK(munmap(p, A));
 }
@@ -1127,7 +950,7 @@ TEST_F(unmap, attached_gets_sigsegv)
 	ASSERT_PATTERN(q + at, 3 * PG, 8);
 
 	/* The middle page goes; its neighbours stay. */
-	ASSERT_OK(unmap(fd, at + PG, PG));
+	ASSERT_OK(mshare_unmap(fd, at + PG, PG));
 	ASSERT_EQ(SEGV, child_read(p + at + PG, 0));
 	ASSERT_EQ(SEGV, child_read(q + at + PG, 0));
 	ASSERT_EQ(SEGV, child_write(p + at + PG, 1));
@@ -1135,7 +958,7 @@ TEST_F(unmap, attached_gets_sigsegv)
 	ASSERT_PATTERN_FROM(q + at + 2 * PG, PG, 8, 2 * PG);
 
 	/* Then the rest: the region is empty. */
-	ASSERT_OK(unmap(fd, at, 3 * PG));
+	ASSERT_OK(mshare_unmap(fd, at, 3 * PG));
 	ASSERT_EQ(SEGV, child_read(p + at, 0));
 	ASSERT_EQ(SEGV, child_read(q + at + 2 * PG, 0));
 	ASSERT_EMPTY(fd);
@@ -1154,11 +977,11 @@ TEST_F(unmap, recreate_visible)
 	fill(p + at, 4 * PG, 9);
 
 	/* The region's only object goes, and a new one takes its place. */
-	ASSERT_OK(unmap(fd, at, 4 * PG));
+	ASSERT_OK(mshare_unmap(fd, at, 4 * PG));
 	ASSERT_EQ(SEGV, child_read(p + at, 0));
 	mfd = memfd_with(4 * PG, 10);
 	ASSERT_LE(0, mfd);
-	ASSERT_OK(create(fd, at, 4 * PG, 0, RW, FILEMAP, mfd));
+	ASSERT_OK(mshare_create(fd, at, 4 * PG, 0, RW, FILEMAP, mfd));
 	/* The attachment made before sees the new contents. */
 	ASSERT_PATTERN(p + at, 4 * PG, 10);
 	ASSERT_EQ(0, child_read(p + at + PG, pat(10, PG)));
@@ -1169,7 +992,7 @@ TEST_F(unmap, recreate_visible)
 
 	/* Again with a fresh anonymous object: zeroes, not old data. */
 	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
-	ASSERT_OK(unmap(fd, at, 4 * PG));
+	ASSERT_OK(mshare_unmap(fd, at, 4 * PG));
 	ASSERT_OK(create_anon(fd, at, 4 * PG, RW));
 	ASSERT_EQ(0, child_read(p + at, 0));
 	ASSERT_EQ(0, p[at + 3 * PG + 17]);
@@ -1344,6 +1167,35 @@ TEST_F(attach, unaligned_hint_aligned)
 	ASSERT_OK(munmap(p, A));
 }
 
+/*
+ * A hint at or above TASK_SIZE (47 bits here) is no address this process
+ * could use: it is ignored as an unaligned one is, and the kernel picks.
+ */
+TEST_F(attach, hint_above_task_size)
+{
+	static const unsigned long hints[] = {
+		1UL << 47, (1UL << 47) + EXPECTED_ALIGN,
+		1UL << 56, 0xffff800000000000UL, ~0UL & ~(EXPECTED_ALIGN - 1),
+	};
+	int fd = self->r.fd;
+	size_t i;
+	char *p;
+
+	ASSERT_OK(create_anon(fd, 0, PG, RW));
+	for (i = 0; i < ARRAY_SIZE(hints); i++) {
+		p = attach(fd, hints[i], RW, 0);
+		ASSERT_NE(MAP_FAILED, p)
+			TH_LOG("hint %#lx: %s", hints[i], strerror(errno));
+		ASSERT_ALIGNED(p);
+		ASSERT_GT(1UL << 47, (unsigned long)p);
+		p[i] = (char)(i + 1);
+		ASSERT_EQ(0, child_read(p + i, (char)(i + 1)));
+		ASSERT_OK(munmap(p, A));
+	}
+	/* With MAP_FIXED the address is taken at its word: no room there. */
+	ASSERT_FAILS(ENOMEM, attach(fd, 1UL << 47, RW, MAP_FIXED));
+}
+
 TEST_F(attach, fixed_aligned)
 {
 	int fd = self->r.fd;
@@ -1456,37 +1308,54 @@ TEST_F(attach, partial_munmap)
 	ASSERT_EQ(SEGV, child_read(p, 0));
 }
 
+/*
+ * mprotect() of an attachment sets the protection of the objects in the
+ * range, for every attachment and process (mshare_ops_test has the
+ * details); the attachment itself stays as it was mapped.
+ */
 TEST_F(attach, mprotect)
 {
 	int fd = self->r.fd, rfd;
-	char *p, *r;
+	char *p, *q, *r;
 
 	ASSERT_OK(create_anon(fd, 0, 2 * PG, RW));
 	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(q, attach(fd, 0, RW, 0));
 	fill(p, 2 * PG, 15);
 
-	ASSERT_FAILS(EINVAL, mprotect(p, A, PROT_READ));
-	ASSERT_FAILS(EINVAL, mprotect(p, PG, PROT_READ));
-	ASSERT_FAILS(EINVAL, mprotect(p, A, PROT_NONE));
-	ASSERT_FAILS(EINVAL, mprotect(p + PG, PG, PROT_NONE));
-	ASSERT_FAILS(EINVAL, mprotect(p, A, RW));
+	/* The second page read-only, for both attachments. */
+	ASSERT_OK(mprotect(p + PG, PG, PROT_READ));
+	ASSERT_EQ(SEGV, child_write(p + PG, 'm'));
+	ASSERT_EQ(SEGV, child_write(q + PG + 1, 'm'));
+	ASSERT_EQ(0, child_read(q + PG, pat(15, PG)));
+	ASSERT_EQ(0, child_write(q, 'm'));
+	ASSERT_EQ('m', p[0]);
+	/* The first PROT_NONE, then all writable again from the other one. */
+	ASSERT_OK(mprotect(q, PG, PROT_NONE));
+	ASSERT_EQ(SEGV, child_read(p, 'm'));
+	ASSERT_OK(mprotect(q, 2 * PG, RW));
+	ASSERT_EQ(0, child_write(p + PG, 'n'));
+	ASSERT_EQ('n', q[PG]);
+	ASSERT_EQ('m', q[0]);
 
-	/* Still writable and readable. */
-	ASSERT_PATTERN(p, 2 * PG, 15);
-	ASSERT_EQ(0, child_write(p + PG, 'm'));
-	ASSERT_EQ('m', p[PG]);
+	/* Holes (the rest of the region): ENOMEM, as for unmapped memory. */
+	ASSERT_FAILS(ENOMEM, mprotect(p + 2 * PG, PG, PROT_READ));
+	ASSERT_FAILS(ENOMEM, mprotect(p, A, RW));
+	ASSERT_EQ(1, maps_contain(self->r.name));
 
-	/* A read-only attachment cannot be made writable. */
+	/* A read-only attachment can neither write nor change anything. */
 	rfd = open(self->r.path, O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, rfd);
 	ASSERT_MAPS(r, attach(rfd, 0, PROT_READ, 0));
 	ASSERT_FAILS(EACCES, mprotect(r, A, RW));
 	ASSERT_FAILS(EACCES, mprotect(r, PG, RW));
-	ASSERT_FAILS(EINVAL, mprotect(r, A, PROT_NONE));
-	ASSERT_EQ('m', r[PG]);
+	ASSERT_FAILS(EACCES, mprotect(r, PG, PROT_NONE));
+	ASSERT_EQ('n', r[PG]);
 	ASSERT_EQ(SEGV, child_write(r + PG, 'x'));
-	ASSERT_EQ('m', p[PG]);
+	ASSERT_EQ(0, child_write(p + PG, 'o'));
+	ASSERT_EQ('o', r[PG]);
 	ASSERT_OK(munmap(r, A));
+	ASSERT_OK(munmap(q, A));
 	ASSERT_OK(munmap(p, A));
 	close(rfd);
 }
@@ -1520,30 +1389,50 @@ TEST_F(attach, mremap)
 	ASSERT_OK(munmap(p, A));
 }
 
+/*
+ * madvise() of an attachment advises the region's objects (details in
+ * mshare_ops_test): the data of shared memory survives DONTNEED and the
+ * like, MADV_REMOVE frees it for everyone, MADV_FREE (for private memory)
+ * and advice for the attachment itself on a part of it are refused.
+ */
 TEST_F(attach, madvise)
 {
 	static const int advice[] = {
-		MADV_DONTNEED, MADV_NORMAL, MADV_WILLNEED, MADV_FREE,
-		MADV_REMOVE, MADV_COLD, MADV_PAGEOUT,
+		MADV_DONTNEED, MADV_NORMAL, MADV_WILLNEED, MADV_COLD,
+		MADV_PAGEOUT, MADV_DONTNEED_LOCKED, MADV_POPULATE_READ,
+		MADV_POPULATE_WRITE,
 	};
 	int fd = self->r.fd;
 	size_t i;
-	char *p;
+	char *p, *q;
 
 	ASSERT_OK(create_anon(fd, 0, 4 * PG, RW));
 	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(q, attach(fd, 0, RW, 0));
 	fill(p, 4 * PG, 16);
 
-	ASSERT_FAILS(EINVAL, madvise(p, A, MADV_DONTNEED));
-	ASSERT_FAILS(EINVAL, madvise(p, 4 * PG, MADV_DONTNEED));
-	ASSERT_FAILS(EINVAL, madvise(p + PG, PG, MADV_DONTNEED));
-	ASSERT_PATTERN(p, 4 * PG, 16);
+	for (i = 0; i < ARRAY_SIZE(advice); i++) {
+		ASSERT_EQ(0, madvise(p, 4 * PG, advice[i]))
+			TH_LOG("advice %d: %s", advice[i], strerror(errno));
+		ASSERT_EQ(0, madvise(q + PG, PG, advice[i]))
+			TH_LOG("advice %d, one page: %s", advice[i],
+			       strerror(errno));
+		ASSERT_PATTERN(q, 4 * PG, 16);
+	}
 	ASSERT_EQ(0, child_read(p + PG, pat(16, PG)));
-
-	for (i = 0; i < ARRAY_SIZE(advice); i++)
-		ASSERT_FAILS_MSG(EINVAL, madvise(p, 4 * PG, advice[i]),
-				 " (advice %d)", advice[i]);
+	ASSERT_FAILS(ENOMEM, madvise(p, A, MADV_DONTNEED));
+	ASSERT_FAILS(EINVAL, madvise(p, 4 * PG, MADV_FREE));
+	ASSERT_FAILS(EINVAL, madvise(p, 4 * PG, MADV_DONTFORK));
+	ASSERT_FAILS(EINVAL, madvise(p, PG, MADV_WIPEONFORK));
 	ASSERT_PATTERN(p, 4 * PG, 16);
+
+	/* MADV_REMOVE: zeroes for every attachment and process. */
+	ASSERT_OK(madvise(q + PG, 2 * PG, MADV_REMOVE));
+	ASSERT_EQ(0, child_read(p + PG, 0));
+	ASSERT_EQ(0, p[3 * PG - 1]);
+	ASSERT_PATTERN(p, PG, 16);
+	ASSERT_PATTERN_FROM(q + 3 * PG, PG, 16, 3 * PG);
+	ASSERT_OK(munmap(q, A));
 	ASSERT_OK(munmap(p, A));
 }
 
@@ -1570,7 +1459,7 @@ TEST_F(backing, anonymous)
 	long shmem;
 	char *p;
 
-	shmem = meminfo_kib("Shmem");
+	shmem = meminfo_kb("Shmem");
 	ASSERT_OK(create_anon(fd, at, MIB, RW));
 	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
 	/* New memory reads as zeroes. */
@@ -1580,7 +1469,7 @@ TEST_F(backing, anonymous)
 	ASSERT_PATTERN(p + at, MIB, 17);
 	ASSERT_EQ(0, child_read(p + at + 5 * PG, pat(17, 5 * PG)));
 	/* It is shared memory (shmem), counted as such. */
-	ASSERT_LE(shmem + 768L, meminfo_kib("Shmem"));
+	ASSERT_LE(shmem + 768L, meminfo_kb("Shmem"));
 	ASSERT_EQ(SEGV, child_read(p + at + MIB, 0));
 	ASSERT_EQ(SEGV, child_read(p + at - PG, 0));
 	ASSERT_OK(munmap(p, A));
@@ -1595,7 +1484,7 @@ TEST_F(backing, memfd)
 	mfd = memfd_with(8 * PG, 18);
 	ASSERT_LE(0, mfd);
 	/* Pages 2..5 of the file. */
-	ASSERT_OK(create(fd, at, 4 * PG, 2 * PG, RW, FILEMAP, mfd));
+	ASSERT_OK(mshare_create(fd, at, 4 * PG, 2 * PG, RW, FILEMAP, mfd));
 	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
 	ASSERT_PATTERN_FROM(p + at, 4 * PG, 18, 2 * PG);
 	ASSERT_EQ(pat(18, 2 * PG), p[at]);
@@ -1627,7 +1516,7 @@ TEST_F(backing, tmpfs_file)
 	memset(buf, 'u', sizeof(buf));
 	ASSERT_EQ((ssize_t)PG, write(tfd, buf, PG));
 
-	ASSERT_OK(create(fd, at, PG, PG, RW, FILEMAP, tfd));
+	ASSERT_OK(mshare_create(fd, at, PG, PG, RW, FILEMAP, tfd));
 	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
 	ASSERT_EQ('u', p[at]);
 	ASSERT_EQ('u', p[at + PG - 1]);
@@ -1659,7 +1548,7 @@ TEST_F(backing, disk_file)
 	}
 	ASSERT_OK(fsync(dfd));
 
-	ASSERT_OK(create(fd, at, 2 * PG, PG, RW, FILEMAP, dfd));
+	ASSERT_OK(mshare_create(fd, at, 2 * PG, PG, RW, FILEMAP, dfd));
 	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
 	ASSERT_EQ('b', p[at]);
 	ASSERT_EQ('b', p[at + PG - 1]);
@@ -1697,13 +1586,13 @@ TEST_F(backing, hugetlbfs_file)
 	char *p, *h;
 
 	hfd = huge_file(HPAGE);
-	free0 = meminfo_kib("HugePages_Free");
+	free0 = meminfo_kb("HugePages_Free");
 	if (hfd < 0 || free0 < 2)
 		SKIP(return, "no free 2 MiB huge pages in " HUGE_DIR);
-	ASSERT_OK(create(fd, at, HPAGE, 0, RW, FILEMAP, hfd));
+	ASSERT_OK(mshare_create(fd, at, HPAGE, 0, RW, FILEMAP, hfd));
 	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
 	fill(p + at, HPAGE, 19);
-	free1 = meminfo_kib("HugePages_Free");
+	free1 = meminfo_kb("HugePages_Free");
 	ASSERT_EQ(free0 - 1, free1);
 
 	/* The file itself holds the data. */
@@ -1716,9 +1605,9 @@ TEST_F(backing, hugetlbfs_file)
 	ASSERT_OK(munmap(h, HPAGE));
 
 	/* MAP_HUGETLB with a hugetlbfs file is fine too. */
-	ASSERT_OK(unmap(fd, at, HPAGE));
-	ASSERT_OK(create(fd, at + HPAGE, HPAGE, 0, PROT_READ,
-			 FILEMAP | MAP_HUGETLB, hfd));
+	ASSERT_OK(mshare_unmap(fd, at, HPAGE));
+	ASSERT_OK(mshare_create(fd, at + HPAGE, HPAGE, 0, PROT_READ,
+				FILEMAP | MAP_HUGETLB, hfd));
 	ASSERT_EQ(SEGV, child_read(p + at, 0));
 	ASSERT_EQ('H', p[at + 2 * HPAGE - 1]);
 	ASSERT_OK(munmap(p, A));
@@ -1732,17 +1621,17 @@ TEST_F(backing, hugetlb_anonymous)
 	long free0;
 	char *p;
 
-	free0 = meminfo_kib("HugePages_Free");
+	free0 = meminfo_kb("HugePages_Free");
 	if (free0 < 3)
 		SKIP(return, "fewer than 3 free 2 MiB huge pages");
-	ASSERT_OK(create(fd, at2, 2 * MIB, 0, RW, ANON_HUGE, -1));
-	ASSERT_OK(create(fd, at4, 4 * MIB, 0, RW, ANON_HUGE | MAP_HUGE_2MB,
-			 -1));
+	ASSERT_OK(mshare_create(fd, at2, 2 * MIB, 0, RW, ANON_HUGE, -1));
+	ASSERT_OK(mshare_create(fd, at4, 4 * MIB, 0, RW,
+				ANON_HUGE | MAP_HUGE_2MB, -1));
 	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
 	ASSERT_EQ(0, p[at2]);
 	fill(p + at2, 2 * MIB, 20);
 	fill(p + at4, 4 * MIB, 21);
-	ASSERT_EQ(free0 - 3, meminfo_kib("HugePages_Free"));
+	ASSERT_EQ(free0 - 3, meminfo_kb("HugePages_Free"));
 	ASSERT_PATTERN(p + at2, 2 * MIB, 20);
 	ASSERT_PATTERN(p + at4, 4 * MIB, 21);
 	ASSERT_EQ(0, child_read(p + at4 + 3 * MIB, pat(21, 3 * MIB)));
@@ -1750,8 +1639,8 @@ TEST_F(backing, hugetlb_anonymous)
 	ASSERT_EQ(SEGV, child_read(p + at4 + 4 * MIB, 0));
 
 	/* Unmapped, the huge pages go back to the pool. */
-	ASSERT_OK(unmap(fd, at2, 8 * MIB));
-	ASSERT_EQ(free0, meminfo_kib("HugePages_Free"));
+	ASSERT_OK(mshare_unmap(fd, at2, 8 * MIB));
+	ASSERT_EQ(free0, meminfo_kb("HugePages_Free"));
 	ASSERT_EQ(SEGV, child_read(p + at4, 0));
 	ASSERT_OK(munmap(p, A));
 }
@@ -1853,7 +1742,7 @@ TEST_F(perm, readonly_object)
 
 	mfd = memfd_with(2 * PG, 23);
 	ASSERT_LE(0, mfd);
-	ASSERT_OK(create(fd, 0, 2 * PG, 0, PROT_READ, FILEMAP, mfd));
+	ASSERT_OK(mshare_create(fd, 0, 2 * PG, 0, PROT_READ, FILEMAP, mfd));
 	ASSERT_OK(create_anon(fd, 4 * PG, PG, PROT_READ));
 	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
 	ASSERT_PATTERN(p, 2 * PG, 23);
@@ -1867,6 +1756,37 @@ TEST_F(perm, readonly_object)
 	close(mfd);
 }
 
+/*
+ * A PROT_WRITE object is readable as well, as PROT_WRITE memory is on
+ * x86: pages nobody wrote read as zeroes (or the file's data) through a
+ * writable attachment, before and after writes.
+ */
+TEST_F(perm, write_only_object)
+{
+	int fd = self->r.fd, mfd;
+	char *p;
+
+	mfd = memfd_with(2 * PG, 44);
+	ASSERT_LE(0, mfd);
+	ASSERT_OK(create_anon(fd, 0, 4 * PG, PROT_WRITE));
+	ASSERT_OK(mshare_create(fd, 8 * PG, 2 * PG, 0, PROT_WRITE, FILEMAP,
+				mfd));
+	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	/* Reads first, in children and here: nothing was written yet. */
+	ASSERT_EQ(0, child_read(p + PG, 0));
+	ASSERT_EQ(0, child_read(p + 8 * PG + 5, pat(44, 5)));
+	ASSERT_EQ(0, p[3 * PG + 7]);
+	ASSERT_PATTERN(p + 8 * PG, 2 * PG, 44);
+	/* Then writes, seen by readers. */
+	ASSERT_EQ(0, child_write(p + 2 * PG, 'w'));
+	ASSERT_EQ('w', p[2 * PG]);
+	p[9 * PG] = 'v';
+	ASSERT_EQ(0, child_read(p + 9 * PG, 'v'));
+	ASSERT_EQ(0, p[0]);
+	ASSERT_OK(munmap(p, A));
+	close(mfd);
+}
+
 TEST_F(perm, prot_none_object)
 {
 	int fd = self->r.fd, mfd;
@@ -1875,7 +1795,7 @@ TEST_F(perm, prot_none_object)
 	mfd = memfd_with(PG, 24);
 	ASSERT_LE(0, mfd);
 	ASSERT_OK(create_anon(fd, 0, PG, PROT_NONE));
-	ASSERT_OK(create(fd, PG, PG, 0, PROT_NONE, FILEMAP, mfd));
+	ASSERT_OK(mshare_create(fd, PG, PG, 0, PROT_NONE, FILEMAP, mfd));
 	ASSERT_OK(create_anon(fd, 2 * PG, PG, RW));
 	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
 	ASSERT_EQ(SEGV, child_read(p, 0));
@@ -1914,14 +1834,6 @@ struct other_uid {
 	char val;
 };
 
-static int become_nobody(void)
-{
-	if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
-	    setresuid(NOBODY, NOBODY, NOBODY))
-		return -1;
-	return 0;
-}
-
 static int other_uid_0600(void *arg)
 {
 	struct other_uid *o = arg;
@@ -1954,7 +1866,7 @@ static int other_uid_0644(void *arg)
 		return 1;
 	if (FAILED(create_anon(fd, 8 * PG, PG, RW) == -1 && errno == EBADF))
 		return 1;
-	if (FAILED(unmap(fd, 0, PG) == -1 && errno == EBADF))
+	if (FAILED(mshare_unmap(fd, 0, PG) == -1 && errno == EBADF))
 		return 1;
 	if (FAILED(attach(fd, 0, RW, 0) == MAP_FAILED && errno == EACCES))
 		return 1;
@@ -2203,8 +2115,8 @@ static bool memory_back(long free0, long shmem0, long slack)
 	int i;
 
 	for (i = 0; i < 50; i++) {
-		if (free_kib() >= free0 - slack &&
-		    meminfo_kib("Shmem") <= shmem0 + slack)
+		if (free_kb() >= free0 - slack &&
+		    meminfo_kb("Shmem") <= shmem0 + slack)
 			return true;
 		usleep(100000);
 	}
@@ -2221,8 +2133,8 @@ TEST_F(life, unlink_frees_memory)
 
 	/* Use a region created after the first reading. */
 	region_del(&self->r);
-	free0 = free_kib();
-	shmem0 = meminfo_kib("Shmem");
+	free0 = free_kb();
+	shmem0 = meminfo_kb("Shmem");
 	ASSERT_LT(0L, free0);
 
 	fd = region_new(&self->r, 0600);
@@ -2232,8 +2144,8 @@ TEST_F(life, unlink_frees_memory)
 	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
 	for (i = 0; i < (int)(size / PG); i++)
 		p[GIB + i * PG] = (char)i;
-	free1 = free_kib();
-	shmem1 = meminfo_kib("Shmem");
+	free1 = free_kb();
+	shmem1 = meminfo_kb("Shmem");
 	ASSERT_LE(shmem0 + 60 * 1024L, shmem1);
 	ASSERT_GE(free0 - 56 * 1024L, free1);
 
@@ -2241,14 +2153,14 @@ TEST_F(life, unlink_frees_memory)
 	/* Attached still: the memory is in use. */
 	ASSERT_EQ((char)7, p[GIB + 7 * PG]);
 	ASSERT_OK(munmap(p, A));
-	ASSERT_LE(shmem0 + 60 * 1024L, meminfo_kib("Shmem"));
+	ASSERT_LE(shmem0 + 60 * 1024L, meminfo_kb("Shmem"));
 	ASSERT_OK(close(fd));
 	self->r.fd = -1;
 	ASSERT_FAILS(ENOENT, stat(self->r.path, &st));
 	ASSERT_TRUE(memory_back(free0, shmem0, slack))
 		TH_LOG("free %ld (was %ld, MemFree %ld), Shmem %ld (was %ld) KiB",
-		       free_kib(), free0, meminfo_kib("MemFree"),
-		       meminfo_kib("Shmem"), shmem0);
+		       free_kb(), free0, meminfo_kb("MemFree"),
+		       meminfo_kb("Shmem"), shmem0);
 }
 
 TEST_F(life, exec_detaches)
@@ -2361,11 +2273,11 @@ TEST_F(peer, basic)
 	size_t i;
 
 	ASSERT_EQ(EXPECTED_ALIGN, A);
-	if (meminfo_kib("HugePages_Free") < 3)
+	if (meminfo_kb("HugePages_Free") < 3)
 		SKIP(return, "fewer than 3 free 2 MiB huge pages");
 	for (i = 0; i < PEER_N; i++)
-		ASSERT_OK(create(fd, peer_obj[i].at, peer_obj[i].size, 0, RW,
-				 peer_obj[i].flags, -1));
+		ASSERT_OK(mshare_create(fd, peer_obj[i].at, peer_obj[i].size,
+					0, RW, peer_obj[i].flags, -1));
 
 	ASSERT_MAPS(p1, attach(fd, 0, RW, 0));
 	ASSERT_ALIGNED(p1);
@@ -2384,7 +2296,7 @@ TEST_F(peer, basic)
 	for (i = 0; i < PEER_N; i++) {
 		char *last = p1 + peer_obj[i].at + peer_obj[i].size - 1;
 
-		ASSERT_OK(unmap(fd, peer_obj[i].at, peer_obj[i].size));
+		ASSERT_OK(mshare_unmap(fd, peer_obj[i].at, peer_obj[i].size));
 		ASSERT_EQ(SEGV, child_read(p1 + peer_obj[i].at, 0));
 		ASSERT_EQ(SEGV, child_read(last, 0));
 		ASSERT_EQ(SEGV, child_read(p2 + peer_obj[i].at, 0));

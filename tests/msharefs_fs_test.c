@@ -15,76 +15,13 @@
  *       -I<uapi headers> -o msharefs_fs_test msharefs_fs_test.c
  * Run:   ./msharefs_fs_test [-f FIXTURE] [-t TEST]   (prints KTAP)
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
-#include <limits.h>
-#include <sched.h>
-#include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/mount.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/statvfs.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <linux/magic.h>
-#include <linux/msharefs.h>
+#include "mshare_test.h"
 
-#include "kselftest_harness.h"
-
-/*
- * The TEST_F wrapper of this harness reads its "child" variable after the
- * longjmp() of a failed ASSERT; GCC may assume it still holds its value from
- * before fork() and warns (-Wclobbered). When it does, a failed ASSERT
- * aborts the test process instead of running the teardown: the test is
- * still reported as failed, and the mounts it made die with its private
- * mount namespace (see private_mount_ns()). The fix belongs in the harness
- * ("child" volatile); silence the warning here.
- */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wclobbered"
-#endif
-
-#ifndef MSHARE_MAGIC
-#define MSHARE_MAGIC	0x4d534852
-#endif
-
-#define INFO_NAME	"mshare_info"
-#define NOBODY		65534U
 #define MNT_TEMPLATE	"/tmp/msharefs-XXXXXX"
 #define LEAK_REGIONS	1000
-
-/*
- * @call must fail with errno @err. ASSERT_FAILS_MSG() adds a printf-style
- * note for when @call alone does not say which case failed.
- */
-#define __ASSERT_FAILS(err, call, what, fmt, ...) do {			\
-	int _want = (err), _err;					\
-	long _ret;							\
-									\
-	errno = 0;							\
-	_ret = (long)(call);						\
-	_err = errno;							\
-	ASSERT_TRUE(_ret == -1 && _err == _want)			\
-		TH_LOG("%s gave %ld, errno %d (%s); wanted %s" fmt,	\
-		       what, _ret, _err, strerror(_err),		\
-		       strerror(_want), ##__VA_ARGS__);			\
-} while (0)
-
-#define ASSERT_FAILS(err, call)	__ASSERT_FAILS(err, call, #call, "")
-#define ASSERT_FAILS_MSG(err, call, fmt, ...)				\
-	__ASSERT_FAILS(err, call, #call, fmt, ##__VA_ARGS__)
 
 /* Expected values in the types struct stat and struct mshare_info use. */
 #define MODE(m)		((mode_t)(m))
@@ -120,38 +57,10 @@ static int mount_msharefs(const char *dir, const char *opts)
 	return mount("msharefs", dir, "msharefs", 0, opts);
 }
 
-/* Read a small file into @buf and NUL-terminate it. */
-static ssize_t read_small(int dirfd, const char *name, char *buf, size_t len)
+/* The alignment, from mshare_info under @root; 0 if missing or malformed. */
+static off_t root_align(int root)
 {
-	int fd = openat(dirfd, name, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n >= 0)
-		buf[n] = '\0';
-	return n;
-}
-
-/*
- * The alignment, from mshare_info under @root: decimal digits and a
- * newline, nothing else. 0 if the file is missing or malformed.
- */
-static off_t read_align(int root)
-{
-	unsigned long long v;
-	char buf[64], *end;
-
-	if (read_small(root, INFO_NAME, buf, sizeof(buf)) <= 0 ||
-	    buf[0] < '0' || buf[0] > '9')
-		return 0;
-	errno = 0;
-	v = strtoull(buf, &end, 10);
-	if (errno || strcmp(end, "\n") || v > LLONG_MAX)
-		return 0;
-	return v;
+	return read_align_at(root, INFO_NAME);
 }
 
 static void instance_unmount(const char *dir, int root)
@@ -180,7 +89,7 @@ static int instance_mount(char *dir, int *root, off_t *align)
 		return err;
 	}
 	*root = open(dir, O_PATH | O_DIRECTORY);
-	*align = *root < 0 ? 0 : read_align(*root);
+	*align = *root < 0 ? 0 : root_align(*root);
 	if (!*align) {
 		instance_unmount(dir, *root);
 		return -EIO;
@@ -191,7 +100,7 @@ static int instance_mount(char *dir, int *root, off_t *align)
 /* Create region @name and open it read-write; -1 on error. */
 static int region_create(int dirfd, const char *name)
 {
-	return openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL, 0600);
+	return region_make(dirfd, name, 0, 0600, 0);
 }
 
 static off_t fd_size(int fd)
@@ -221,14 +130,6 @@ static ino_t name_ino(int dirfd, const char *name)
 	struct stat st;
 
 	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) ? 0 : st.st_ino;
-}
-
-/* The struct mshare_info of a region fd open for reading. */
-static int region_info(int fd, struct mshare_info *info)
-{
-	ssize_t n = pread(fd, info, sizeof(*info), 0);
-
-	return n == sizeof(*info) ? 0 : -1;
 }
 
 /* Does directory @path under @dirfd hold exactly @names, each once? */
@@ -294,26 +195,29 @@ static bool failed_with(long ret, int err)
  * 1 if one did not, 2 if the child could not drop privileges, -1 if it did
  * not exit normally.
  */
+struct nobody_job {
+	int root;
+	void (*fn)(off_t align);
+	off_t align;
+};
+
+static int nobody_main(void *arg)
+{
+	struct nobody_job *job = arg;
+
+	if (become_nobody() || fchdir(job->root))
+		return 2;
+	job->fn(job->align);
+	return child_failures ? 1 : 0;
+}
+
 static int run_as_nobody(int root, void (*fn)(off_t align), off_t align)
 {
-	int status;
-	pid_t pid;
+	struct nobody_job job = { root, fn, align };
+	int ret = run_child(nobody_main, &job);
 
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (!pid) {
-		if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
-		    setresuid(NOBODY, NOBODY, NOBODY) || fchdir(root))
-			_exit(2);
-		fn(align);
-		_exit(child_failures ? 1 : 0);
-	}
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status);
+	/* Killed by a signal: died. */
+	return ret > 127 ? -1 : ret;
 }
 
 #define NOBODY_HELP	"uid 65534 child: 1 = a check failed (above), " \
@@ -348,13 +252,6 @@ FIXTURE_TEARDOWN(mount)
 			;
 		rmdir(self->dir[i]);
 	}
-}
-
-static bool is_msharefs(const char *path)
-{
-	struct statfs sfs;
-
-	return !statfs(path, &sfs) && sfs.f_type == MSHARE_MAGIC;
 }
 
 TEST_F(mount, default_options)
@@ -415,7 +312,7 @@ TEST_F(mount, instances_are_independent)
 	ASSERT_EQ(0, fstat(a, &sa));
 	ASSERT_EQ(0, fstat(b, &sb));
 	ASSERT_NE(sa.st_dev, sb.st_dev);
-	align = read_align(a);
+	align = root_align(a);
 	ASSERT_NE(0, align);
 
 	fa = region_create(a, "r");
@@ -443,7 +340,7 @@ TEST_F(mount, fresh_mount_is_empty)
 	ASSERT_EQ(0, mount_msharefs(self->dir[0], NULL));
 	root = open(self->dir[0], O_PATH | O_DIRECTORY);
 	ASSERT_LE(0, root);
-	align = read_align(root);
+	align = root_align(root);
 	ASSERT_NE(0, align);
 	fd = region_create(root, "r");
 	ASSERT_LE(0, fd);
@@ -469,7 +366,7 @@ TEST_F(mount, remount_read_only)
 	ASSERT_EQ(0, mount_msharefs(self->dir[0], NULL));
 	root = open(self->dir[0], O_PATH | O_DIRECTORY);
 	ASSERT_LE(0, root);
-	align = read_align(root);
+	align = root_align(root);
 	ASSERT_NE(0, align);
 	fd = region_create(root, "old");
 	ASSERT_LE(0, fd);
@@ -584,7 +481,7 @@ TEST_F(msharefs, info_is_immutable)
 	ASSERT_EQ(MODE(S_IFREG | 0444), after.st_mode);
 	ASSERT_EQ(before.st_uid, after.st_uid);
 	ASSERT_EQ(before.st_gid, after.st_gid);
-	ASSERT_EQ(self->align, read_align(root));
+	ASSERT_EQ(self->align, root_align(root));
 	ASSERT_FAILS(ENOENT, lookup(root, "moved"));
 	ASSERT_EQ(r, name_ino(root, "r"));
 }
@@ -660,7 +557,7 @@ TEST_F(msharefs, unlink_region)
 	ASSERT_EQ(0, fstat(fd, &st));
 	ASSERT_EQ(0UL, st.st_nlink);
 	ASSERT_EQ(self->align, st.st_size);
-	ASSERT_EQ(0, region_info(fd, &info));
+	ASSERT_EQ(0, read_info(fd, &info));
 	ASSERT_EQ(U64(self->align), info.size);
 	close(fd);
 
@@ -795,7 +692,7 @@ TEST_F(msharefs, ftruncate_sets_size)
 	ASSERT_EQ(0, ftruncate(fd, self->align));
 	ASSERT_EQ(self->align, fd_size(fd));
 	ASSERT_EQ(self->align, name_size(self->root, "r"));
-	ASSERT_EQ(0, region_info(fd, &info));
+	ASSERT_EQ(0, read_info(fd, &info));
 	ASSERT_EQ(U64(self->align), info.size);
 	ASSERT_EQ(U64(0), info.start);
 	close(fd);
@@ -822,7 +719,7 @@ TEST_F(msharefs, ftruncate_zero_when_unsized)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ftruncate(fd, 0));
 	ASSERT_EQ(0, fd_size(fd));
-	ASSERT_EQ(0, region_info(fd, &info));
+	ASSERT_EQ(0, read_info(fd, &info));
 	ASSERT_EQ(U64(0), info.size);
 	ASSERT_EQ(0, ftruncate(fd, self->align));
 	ASSERT_EQ(self->align, fd_size(fd));
@@ -846,7 +743,7 @@ TEST_F(msharefs, ftruncate_bad_sizes)
 				 ", size %lld", (long long)bad[i]);
 		ASSERT_EQ(0, fd_size(fd));
 	}
-	ASSERT_EQ(0, region_info(fd, &info));
+	ASSERT_EQ(0, read_info(fd, &info));
 	ASSERT_EQ(U64(0), info.size);
 	close(fd);
 }
@@ -870,7 +767,7 @@ TEST_F(msharefs, size_is_set_once)
 	/* The size it already has is not a change. */
 	ASSERT_EQ(0, ftruncate(fd, a));
 	ASSERT_EQ(a, fd_size(fd));
-	ASSERT_EQ(0, region_info(fd, &info));
+	ASSERT_EQ(0, read_info(fd, &info));
 	ASSERT_EQ(U64(a), info.size);
 	close(fd);
 }
@@ -904,7 +801,7 @@ TEST_F(msharefs, fallocate_sets_size)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, fallocate(fd, 0, 0, self->align));
 	ASSERT_EQ(self->align, fd_size(fd));
-	ASSERT_EQ(0, region_info(fd, &info));
+	ASSERT_EQ(0, read_info(fd, &info));
 	ASSERT_EQ(U64(self->align), info.size);
 
 	/* Again the same size is no change; any other size is refused. */
@@ -956,12 +853,12 @@ TEST_F(msharefs, fallocate_bad_args)
 	fd = region_create(self->root, "r");
 	ASSERT_LE(0, fd);
 	check_bad_fallocate(_metadata, fd, self->align, 0);
-	ASSERT_EQ(0, region_info(fd, &info));
+	ASSERT_EQ(0, read_info(fd, &info));
 	ASSERT_EQ(U64(0), info.size);
 
 	ASSERT_EQ(0, fallocate(fd, 0, 0, self->align));
 	check_bad_fallocate(_metadata, fd, self->align, self->align);
-	ASSERT_EQ(0, region_info(fd, &info));
+	ASSERT_EQ(0, read_info(fd, &info));
 	ASSERT_EQ(U64(self->align), info.size);
 	close(fd);
 }
@@ -979,7 +876,7 @@ TEST_F(msharefs, readonly_fd_cannot_size)
 	ASSERT_FAILS(EINVAL, ftruncate(fd, self->align));
 	ASSERT_FAILS(EBADF, fallocate(fd, 0, 0, self->align));
 	ASSERT_EQ(0, fd_size(fd));
-	ASSERT_EQ(0, region_info(fd, &info));
+	ASSERT_EQ(0, read_info(fd, &info));
 	ASSERT_EQ(U64(0), info.size);
 	close(fd);
 }
@@ -1073,7 +970,7 @@ TEST_F(msharefs, write_refused)
 	ASSERT_FAILS(EBADF, pwrite(ro, &fake, sizeof(fake), 0));
 
 	ASSERT_EQ(self->align, fd_size(fd));
-	ASSERT_EQ(0, region_info(fd, &info));
+	ASSERT_EQ(0, read_info(fd, &info));
 	ASSERT_EQ(U64(0), info.start);
 	ASSERT_EQ(U64(self->align), info.size);
 	close(ro);
@@ -1102,7 +999,7 @@ TEST_F(msharefs, ioctl_needs_write_access)
 	ASSERT_FAILS(EBADF, ioctl(fd, MSHAREFS_CREATE_MAPPING, &create));
 	ASSERT_FAILS(EBADF, ioctl(fd, MSHAREFS_UNMAP, &unmap));
 	ASSERT_EQ(self->align, fd_size(fd));
-	ASSERT_EQ(0, region_info(fd, &info));
+	ASSERT_EQ(0, read_info(fd, &info));
 	ASSERT_EQ(U64(0), info.start);
 	ASSERT_EQ(U64(self->align), info.size);
 	close(fd);
@@ -1267,69 +1164,19 @@ struct meminfo {
 
 static int read_meminfo(struct meminfo *mi)
 {
-	char line[128];
-	int found = 0;
-	FILE *f;
-
-	f = fopen("/proc/meminfo", "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "Slab: %ld kB", &mi->slab_kb) == 1)
-			found |= 1;
-		else if (sscanf(line, "MemFree: %ld kB", &mi->free_kb) == 1)
-			found |= 2;
-	}
-	fclose(f);
-	return found == 3 ? 0 : -1;
-}
-
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
-
-/*
- * Give back empty slabs, per-CPU partial slabs and (with KASAN) the
- * quarantine, so that Slab counts live objects. Best effort: needs SLUB's
- * sysfs files.
- */
-static void shrink_slabs(void)
-{
-	char path[PATH_MAX];
-	struct dirent *de;
-	DIR *d;
-
-	d = opendir("/sys/kernel/slab");
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.' || de->d_type == DT_LNK)
-			continue;
-		snprintf(path, sizeof(path), "/sys/kernel/slab/%s/shrink",
-			 de->d_name);
-		write_str(path, "1");
-	}
-	closedir(d);
+	mi->slab_kb = meminfo_kb("Slab");
+	mi->free_kb = meminfo_kb("MemFree");
+	return mi->slab_kb < 0 || mi->free_kb < 0 ? -1 : 0;
 }
 
 /* Drop caches, let RCU free what was unlinked, drop caches again. */
 static int settle(void)
 {
-	static const char drop[] = "/proc/sys/vm/drop_caches";
-
-	if (write_str(drop, "3"))
+	if (drop_caches())
 		return -1;
 	sleep(1);
 	shrink_slabs();
-	return write_str(drop, "3");
+	return drop_caches();
 }
 
 /* Create @n regions, size each, close them, then unlink them all. */
@@ -1340,13 +1187,9 @@ static int churn(int root, int n, off_t align)
 
 	for (i = 0; i < n; i++) {
 		snprintf(name, sizeof(name), "r%d", i);
-		fd = region_create(root, name);
+		fd = region_make(root, name, 0, 0600, align);
 		if (fd < 0)
 			return -1;
-		if (ftruncate(fd, align)) {
-			close(fd);
-			return -1;
-		}
 		close(fd);
 	}
 	for (i = 0; i < n; i++) {

@@ -1,0 +1,1416 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * msharefs regions and the rest of memory management: memory cgroup
+ * charging and OOM (in a cgroup and guest-wide), OOM badness, transparent
+ * huge pages and hugetlb objects, swap (zram) and MADV_PAGEOUT, compaction,
+ * NUMA (migrate_pages, move_pages, mbind, NUMA balancing), KSM,
+ * userfaultfd, core dumps, and what /proc shows of an attachment (maps,
+ * smaps, smaps_rollup, status, pagemap, numa_maps) and mincore().
+ *
+ * Every test checks the data in the region as well as what the kernel
+ * reports. Several tests change system settings (shmem THP, NUMA
+ * balancing, KSM, core_pattern, swap, cgroups): each restores them in the
+ * fixture's teardown, which runs even after a failed assertion.
+ *
+ * Needs root, a kernel with CONFIG_MSHARE=y and msharefs on /sys/fs/mshare,
+ * cgroup2 on /sys/fs/cgroup, zram, two NUMA nodes (numa=fake=2), free
+ * 2 MiB hugetlb pages and no swap at the start. The guest-wide OOM test
+ * fills all memory of the machine: run it in a test guest only.
+ *
+ * Build: make -C tests
+ * Run:   ./mshare_mm_test [-f FIXTURE] [-t TEST]   (prints KTAP)
+ */
+#include "mshare_test.h"
+
+#include <elf.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/swap.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <linux/mempolicy.h>
+#include <linux/userfaultfd.h>
+
+#define KIB		1024UL
+#define MIB		(1024 * KIB)
+#define GIB		(1024 * MIB)
+#define PG		4096UL
+#define HPAGE		(2 * MIB)
+
+#define RW		(PROT_READ | PROT_WRITE)
+#define ANON		(MAP_SHARED | MAP_FIXED | MAP_ANONYMOUS)
+#define ANON_HUGE	(ANON | MAP_HUGETLB | MAP_HUGE_2MB)
+
+#define CGROOT		"/sys/fs/cgroup"
+#define THP_SHMEM	"/sys/kernel/mm/transparent_hugepage/shmem_enabled"
+#define NUMA_BAL	"/proc/sys/kernel/numa_balancing"
+#define KSM_RUN		"/sys/kernel/mm/ksm/run"
+#define KSM_SCAN	"/sys/kernel/mm/ksm/pages_to_scan"
+#define KSM_SLEEP	"/sys/kernel/mm/ksm/sleep_millisecs"
+#define CORE_PATTERN	"/proc/sys/kernel/core_pattern"
+#define ZRAM_DEV	"/dev/zram0"
+#define ZRAM_SYS	"/sys/block/zram0"
+
+#ifndef PR_SET_MEMORY_MERGE
+#define PR_SET_MEMORY_MERGE	67
+#endif
+#ifndef MPOL_MF_MOVE
+#define MPOL_MF_MOVE		(1 << 1)
+#endif
+
+/* The alignment (and size of every region here), from mshare_info. */
+static unsigned long A;
+
+#define ASSERT_OK(call) do {						\
+	long _r = (long)(call);						\
+									\
+	ASSERT_EQ(0L, _r) TH_LOG("%s: %s", #call, strerror(errno));	\
+} while (0)
+
+#define ASSERT_MAPS(p, call) do {					\
+	__typeof__(p) _m = (call);					\
+									\
+	ASSERT_TRUE((void *)_m != MAP_FAILED)				\
+		TH_LOG("%s: %s", #call, strerror(errno));		\
+	(p) = _m;							\
+} while (0)
+
+/*
+ * Child processes must not use ASSERT_*: they report and exit non-zero.
+ * FAILED(cond) is true, after a message, when @cond does not hold.
+ */
+#define FAILED(cond) child_failed(cond, #cond, __func__, __LINE__)
+
+static bool child_failed(bool ok, const char *what, const char *fn,
+			 int line)
+{
+	if (!ok)
+		fprintf(stderr, "# child %d: %s:%d: %s (errno %d, %s)\n",
+			getpid(), fn, line, what, errno, strerror(errno));
+	return !ok;
+}
+
+/* ---- data ------------------------------------------------------------- */
+
+/* The byte at @i of pattern @seed: differs between pages and seeds. */
+static char pat(int seed, size_t i)
+{
+	return (char)(seed * 37 + (i >> 12) * 11 + (i & 0xff));
+}
+
+static void fill(char *p, size_t len, int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = pat(seed, i);
+}
+
+/* Index of the first byte of @p that is not pattern @seed, or -1. */
+static long mismatch(const char *p, size_t len, int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != pat(seed, i))
+			return i;
+	return -1;
+}
+
+#define ASSERT_PATTERN(p, len, seed) do {				\
+	const char *_p = (p);						\
+	long _at = mismatch(_p, len, seed);				\
+									\
+	ASSERT_EQ(-1L, _at) TH_LOG("pattern %d at %p differs at %ld",	\
+				   (int)(seed), _p, _at);		\
+} while (0)
+
+/* One byte per page, cheap enough for hundreds of MiB under emulation. */
+static char page_tag(int seed, size_t pgno)
+{
+	return (char)(seed * 13 + pgno * 7 + 1);
+}
+
+static void tag_pages(char *p, size_t len, int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len / PG; i++)
+		p[i * PG] = page_tag(seed, i);
+}
+
+static long tag_mismatch(const char *p, size_t len, int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len / PG; i++)
+		if (p[i * PG] != page_tag(seed, i))
+			return i;
+	return -1;
+}
+
+/* ---- /proc, sysfs ----------------------------------------------------- */
+
+/*
+ * mshare-rss of fdinfo may be "a little behind" (msharefs.rst): the
+ * per-CPU batches of the region's counters, 32 pages per CPU here.
+ */
+#define RSS_SLACK	(1 * MIB)
+
+#define ASSERT_NEAR(want, got, slack) do {				\
+	long _w = (long)(want), _g = (long)(got);			\
+									\
+	ASSERT_TRUE(_g >= _w - (long)(slack) && _g <= _w + (long)(slack)) \
+		TH_LOG("%s is %ld, wanted %ld +- %ld", #got, _g, _w,	\
+		       (long)(slack));					\
+} while (0)
+
+static long read_long(const char *path)
+{
+	char buf[64];
+
+	if (read_small(AT_FDCWD, path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return strtol(buf, NULL, 0);
+}
+
+/* The number after "@key " in a flat-keyed file (memory.events); -1. */
+static long keyed_long(const char *path, const char *key)
+{
+	char buf[1024], *p;
+	size_t klen = strlen(key);
+
+	if (read_small(AT_FDCWD, path, buf, sizeof(buf)) <= 0)
+		return -1;
+	for (p = buf; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, klen) && p[klen] == ' ')
+			return strtol(p + klen + 1, NULL, 10);
+	return -1;
+}
+
+/* A decimal "mshare-@key:" line of the fdinfo of region @fd; -1. */
+static long fdinfo_long(int fd, const char *key)
+{
+	char path[64], name[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	snprintf(name, sizeof(name), "mshare-%s", key);
+	return proc_kb(path, name);
+}
+
+/*
+ * Field @key (in kB) of the entry of /proc/@pid/@file (smaps or
+ * numa_maps style) that starts at @addr; -1 if there is none.
+ */
+static long smaps_field(const char *file, void *addr, const char *key)
+{
+	char path[64], line[512], start[32];
+	size_t klen = strlen(key);
+	bool in = false;
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/%s", file);
+	snprintf(start, sizeof(start), "%lx-", (unsigned long)addr);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strchr("0123456789abcdef", line[0]) && strchr(line, ' ') &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in = !strncmp(line, start, strlen(start));
+			continue;
+		}
+		if (in && !strncmp(line, key, klen) && line[klen] == ':') {
+			v = strtol(line + klen + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+static long smaps_kb(void *addr, const char *key)
+{
+	return smaps_field("smaps", addr, key);
+}
+
+/* The line of /proc/self/@file that starts with address @addr. */
+static int proc_line(const char *file, void *addr, char *out, size_t len)
+{
+	char path[64], start[32], line[1024];
+	int found = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/%s", file);
+	snprintf(start, sizeof(start), "%lx", (unsigned long)addr);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (found && fgets(line, sizeof(line), f))
+		if (!strncmp(line, start, strlen(start)) &&
+		    (line[strlen(start)] == '-' || line[strlen(start)] == ' ')) {
+			snprintf(out, len, "%s", line);
+			found = 0;
+		}
+	fclose(f);
+	return found;
+}
+
+static long swap_used_kb(void)
+{
+	return meminfo_kb("SwapTotal") - meminfo_kb("SwapFree");
+}
+
+/* ---- children ----------------------------------------------------------- */
+
+/* Fork; the child runs @fn(@arg) and exits with its result. */
+static pid_t spawn(int (*fn)(void *), void *arg)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0)
+		_exit(fn(arg));
+	return pid;
+}
+
+/* The OOM killer may take children: the test process is protected. */
+static int set_oom_adj(pid_t pid, int adj)
+{
+	char path[64], val[16];
+
+	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", pid);
+	snprintf(val, sizeof(val), "%d\n", adj);
+	return write_str(path, val);
+}
+
+/* Block until a byte arrives on @fd (a child is ready); 0 or -1. */
+static int wait_byte(int fd)
+{
+	char c;
+
+	return read(fd, &c, 1) == 1 ? 0 : -1;
+}
+
+/* ---- fixture ---------------------------------------------------------- */
+
+#define SAVED_MAX	8
+
+struct saved {
+	char path[96];
+	char val[128];
+};
+
+/*
+ * Every name a test creates in /sys/fs/mshare or /sys/fs/cgroup starts
+ * with "mm-PID-", PID being the test process's; settings it changes are
+ * saved in @saved. FIXTURE_TEARDOWN_PARENT puts everything back.
+ */
+FIXTURE(mm) {
+	char path[64];		/* the region */
+	int fd;			/* O_RDWR */
+	pid_t pid;
+	char cgroup[96];	/* created cgroup, or "" */
+	bool swap_on;		/* zram0 swap enabled by the test */
+	int nsaved;
+	struct saved saved[SAVED_MAX];
+};
+
+/* Write @val to @path after saving its value for the teardown. */
+static int set_knob(FIXTURE_DATA(mm) *self, const char *path,
+		    const char *val)
+{
+	struct saved *s;
+	char *bracket;
+
+	if (self->nsaved == SAVED_MAX)
+		return -1;
+	s = &self->saved[self->nsaved];
+	if (read_small(AT_FDCWD, path, s->val, sizeof(s->val)) < 0)
+		return -1;
+	/* "always [never] ..." lists: the selected value is bracketed. */
+	bracket = strchr(s->val, '[');
+	if (bracket) {
+		memmove(s->val, bracket + 1, strlen(bracket));
+		*strchr(s->val, ']') = '\0';
+	}
+	snprintf(s->path, sizeof(s->path), "%s", path);
+	self->nsaved++;
+	return write_str(path, val);
+}
+
+static void swap_off(void)
+{
+	swapoff(ZRAM_DEV);
+	write_str(ZRAM_SYS "/reset", "1\n");
+}
+
+FIXTURE_SETUP(mm)
+{
+	static int seq;
+
+	self->fd = -1;
+	self->pid = getpid();
+	self->cgroup[0] = '\0';
+	self->swap_on = false;
+	self->nsaved = 0;
+	if (A == 0)
+		SKIP(return, "msharefs is not mounted on " MSHARE_DIR);
+	snprintf(self->path, sizeof(self->path), MSHARE_DIR "/mm-%d-%d",
+		 getpid(), seq++);
+	self->fd = region_make(AT_FDCWD, self->path, O_CLOEXEC, 0600, A);
+	ASSERT_LE(0, self->fd) TH_LOG("%s: %s", self->path, strerror(errno));
+}
+
+FIXTURE_TEARDOWN_PARENT(mm)
+{
+	char prefix[32];
+	struct dirent *d;
+	DIR *dir;
+	int i;
+
+	for (i = self->nsaved - 1; i >= 0; i--)
+		write_str(self->saved[i].path, self->saved[i].val);
+	if (self->swap_on)
+		swap_off();
+	if (self->cgroup[0])
+		rmdir(self->cgroup);
+	snprintf(prefix, sizeof(prefix), "mm-%d-", self->pid);
+	dir = opendir(MSHARE_DIR);
+	if (!dir)
+		return;
+	while ((d = readdir(dir)))
+		if (!strncmp(d->d_name, prefix, strlen(prefix)))
+			unlinkat(dirfd(dir), d->d_name, 0);
+	closedir(dir);
+}
+
+static char *attach(int fd)
+{
+	return mmap(NULL, A, RW, MAP_SHARED, fd, 0);
+}
+
+static int create_anon(int fd, __u64 roff, __u64 size)
+{
+	return mshare_create(fd, roff, size, 0, RW, ANON, -1);
+}
+
+/*
+ * Free the region of the fixture: unlink it and close it. The test
+ * process must have detached; the memory goes once the last file
+ * reference is dropped, which may take a moment (delayed fput).
+ */
+static void region_drop(FIXTURE_DATA(mm) *self)
+{
+	unlink(self->path);
+	close(self->fd);
+	self->fd = -1;
+}
+
+/* ---- memory cgroups ----------------------------------------------------- */
+
+/* Create cgroup mm-PID-@name with memory.max @max; 0 or -1. */
+static int cgroup_new(FIXTURE_DATA(mm) *self, const char *name,
+		      unsigned long max)
+{
+	char path[160], val[32];
+
+	if (write_str(CGROOT "/cgroup.subtree_control", "+memory\n"))
+		return -1;
+	snprintf(self->cgroup, sizeof(self->cgroup), CGROOT "/mm-%d-%s",
+		 self->pid, name);
+	if (mkdir(self->cgroup, 0755))
+		return -1;
+	snprintf(path, sizeof(path), "%s/memory.max", self->cgroup);
+	snprintf(val, sizeof(val), "%lu\n", max);
+	if (write_str(path, val))
+		return -1;
+	/* Only RAM: no swap to spill into, if a swap device were left on. */
+	snprintf(path, sizeof(path), "%s/memory.swap.max", self->cgroup);
+	write_str(path, "0\n");
+	return 0;
+}
+
+static long cg_long(FIXTURE_DATA(mm) *self, const char *file)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s/%s", self->cgroup, file);
+	return read_long(path);
+}
+
+static long cg_event(FIXTURE_DATA(mm) *self, const char *key)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s/memory.events", self->cgroup);
+	return keyed_long(path, key);
+}
+
+struct cg_toucher {
+	const char *cgroup;
+	int fd;			/* the region */
+	size_t size;		/* bytes to touch from offset 0 */
+	int seed;
+};
+
+/* Join the cgroup, attach, tag every page; 0 if all went well. */
+static int cg_touch(void *arg)
+{
+	struct cg_toucher *t = arg;
+	char path[160], pid[16];
+	char *p;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", t->cgroup);
+	snprintf(pid, sizeof(pid), "%d\n", getpid());
+	if (FAILED(!write_str(path, pid)) ||
+	    FAILED(!set_oom_adj(getpid(), 0)))
+		return 2;
+	p = attach(t->fd);
+	if (FAILED(p != MAP_FAILED))
+		return 3;
+	tag_pages(p, t->size, t->seed);
+	return tag_mismatch(p, t->size, t->seed) == -1 ? 0 : 4;
+}
+
+/* memory.current of the cgroup once it is at most @below, polling 5 s. */
+static long cg_settle(FIXTURE_DATA(mm) *self, long below)
+{
+	long cur = -1;
+	int i;
+
+	for (i = 0; i < 50; i++) {
+		cur = cg_long(self, "memory.current");
+		if (cur >= 0 && cur <= below)
+			break;
+		usleep(100000);
+	}
+	return cur;
+}
+
+/*
+ * A region's memory is charged to the cgroup of the task that faults it
+ * in, stays charged after that task is gone, and goes with the region.
+ */
+TEST_F_TIMEOUT(mm, memcg_charged_to_toucher, 120)
+{
+	struct cg_toucher t = { .fd = self->fd, .size = 64 * MIB, .seed = 3 };
+	long before, after, left;
+	pid_t pid;
+	char *p;
+
+	ASSERT_OK(create_anon(self->fd, 0, 128 * MIB));
+	ASSERT_OK(cgroup_new(self, "big", 512 * MIB));
+	t.cgroup = self->cgroup;
+	before = cg_long(self, "memory.current");
+	ASSERT_LE(0, before);
+
+	pid = spawn(cg_touch, &t);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, wait_exit(pid));
+	after = cg_long(self, "memory.current");
+	TH_LOG("memory.current %ld -> %ld after touching 64 MiB", before,
+	       after);
+	/* The 64 MiB, its page tables, little else: the toucher is gone. */
+	ASSERT_LE(before + (long)(62 * MIB), after);
+	ASSERT_GE(before + (long)(72 * MIB), after);
+	ASSERT_EQ(0, cg_event(self, "oom_kill"));
+
+	/* Still there: the data, read by a process of another cgroup. */
+	ASSERT_MAPS(p, attach(self->fd));
+	ASSERT_EQ(-1, tag_mismatch(p, t.size, t.seed));
+	ASSERT_OK(munmap(p, A));
+	ASSERT_LE(before + (long)(62 * MIB), cg_long(self, "memory.current"));
+
+	region_drop(self);
+	left = cg_settle(self, before + 4 * MIB);
+	TH_LOG("after unlink and close: %ld", left);
+	ASSERT_GE(before + (long)(4 * MIB), left);
+}
+
+/*
+ * Touching 256 MiB of a region from a cgroup limited to 64 MiB: the
+ * cgroup's OOM killer takes the toucher, nothing is charged beyond the
+ * limit, and the charge stays with the region until it is freed.
+ */
+TEST_F_TIMEOUT(mm, memcg_oom_in_cgroup, 120)
+{
+	struct cg_toucher t = { .fd = self->fd, .size = 256 * MIB,
+				.seed = 5 };
+	long peak, cur, left, kills;
+	pid_t pid;
+	int st;
+	char *p;
+
+	ASSERT_OK(create_anon(self->fd, 0, 256 * MIB));
+	ASSERT_OK(cgroup_new(self, "small", 64 * MIB));
+	t.cgroup = self->cgroup;
+
+	pid = spawn(cg_touch, &t);
+	ASSERT_LT(0, pid);
+	st = wait_exit(pid);
+	kills = cg_event(self, "oom_kill");
+	peak = cg_long(self, "memory.peak");
+	cur = cg_long(self, "memory.current");
+	TH_LOG("toucher status %d, oom_kill %ld, peak %ld, current %ld",
+	       st, kills, peak, cur);
+	ASSERT_TRUE(st == 128 + SIGKILL || st == 128 + SIGBUS);
+	ASSERT_LE(1, kills);
+	ASSERT_GE((long)(64 * MIB), peak);
+	ASSERT_LE((long)(48 * MIB), peak);
+	/* The toucher is gone, the pages it brought in are still charged. */
+	ASSERT_LE((long)(48 * MIB), cur);
+
+	/* What it wrote before the limit is there. */
+	ASSERT_MAPS(p, attach(self->fd));
+	ASSERT_EQ(-1, tag_mismatch(p, 16 * MIB, t.seed));
+	ASSERT_OK(munmap(p, A));
+
+	region_drop(self);
+	left = cg_settle(self, 4 * MIB);
+	TH_LOG("after unlink and close: %ld", left);
+	ASSERT_GE((long)(4 * MIB), left);
+}
+
+/* ---- the OOM killer --------------------------------------------------- */
+
+struct idler {
+	int fd;			/* region to attach, or -1 */
+	int ready;		/* pipe to say so */
+};
+
+/* Attach (or not), tell the parent, wait to be killed. */
+static int idle(void *arg)
+{
+	struct idler *i = arg;
+	char *p;
+
+	if (FAILED(!set_oom_adj(getpid(), 0)))
+		return 2;
+	if (i->fd >= 0) {
+		p = attach(i->fd);
+		if (FAILED(p != MAP_FAILED))
+			return 3;
+		/* Link the region: the badness must not depend on it. */
+		if (FAILED(p[0] == page_tag(7, 0)))
+			return 4;
+	}
+	if (write(i->ready, "r", 1) != 1)
+		return 5;
+	for (;;)
+		pause();
+}
+
+static long oom_score(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/oom_score", pid);
+	return read_long(path);
+}
+
+/*
+ * The pages of a region count in the badness of each attached process:
+ * 512 MiB make an idle attached process a much better victim than the
+ * same process without the attachment.
+ */
+TEST_F_TIMEOUT(mm, oom_score_counts_region, 120)
+{
+	struct cg_toucher t = { .fd = self->fd, .size = 512 * MIB,
+				.seed = 7 };
+	struct idler with = { .fd = self->fd }, without = { .fd = -1 };
+	long s_with, s_without, want, total;
+	int pfd[2];
+	pid_t a, b, toucher;
+	char *p;
+
+	ASSERT_OK(create_anon(self->fd, 0, 512 * MIB));
+	/* The toucher runs in the root cgroup: no limit. */
+	t.cgroup = CGROOT;
+	toucher = spawn(cg_touch, &t);
+	ASSERT_LT(0, toucher);
+	ASSERT_EQ(0, wait_exit(toucher));
+	ASSERT_LE(512 * MIB - RSS_SLACK,
+		  (unsigned long)fdinfo_long(self->fd, "rss"));
+
+	ASSERT_OK(pipe(pfd));
+	with.ready = without.ready = pfd[1];
+	a = spawn(idle, &with);
+	ASSERT_LT(0, a);
+	b = spawn(idle, &without);
+	ASSERT_LT(0, b);
+	ASSERT_OK(wait_byte(pfd[0]));
+	ASSERT_OK(wait_byte(pfd[0]));
+
+	s_with = oom_score(a);
+	s_without = oom_score(b);
+	kill(a, SIGKILL);
+	kill(b, SIGKILL);
+	ASSERT_EQ(128 + SIGKILL, wait_exit(a));
+	ASSERT_EQ(128 + SIGKILL, wait_exit(b));
+
+	/*
+	 * oom_score is (1000 + badness in thousandths of RAM + swap) * 2 / 3
+	 * (proc_oom_score()).
+	 */
+	total = meminfo_kb("MemTotal") + meminfo_kb("SwapTotal");
+	want = (512 * KIB) * 1000 / total * 2 / 3;
+	TH_LOG("oom_score %ld attached, %ld not; 512 MiB is %ld", s_with,
+	       s_without, want);
+	ASSERT_LE(want * 9 / 10, s_with - s_without);
+	ASSERT_GE(want + 10, s_with - s_without);
+
+	ASSERT_MAPS(p, attach(self->fd));
+	ASSERT_EQ(-1, tag_mismatch(p, t.size, t.seed));
+	ASSERT_OK(munmap(p, A));
+}
+
+struct hog {
+	int fd;
+	__u64 roff;
+	size_t size;
+	int seed;
+};
+
+/*
+ * What each hog holds of its own: the memory the last victim gives back
+ * when it dies lets the machine go on once every hog is gone (the region
+ * still holds all its memory then, and only unlinking it frees that).
+ */
+#define BALLAST		(32 * MIB)
+
+/* Attach and tag an object page by page until done or killed. */
+static int hog(void *arg)
+{
+	struct hog *h = arg;
+	char *p;
+	size_t i;
+
+	if (FAILED(!set_oom_adj(getpid(), 0)))
+		return 2;
+	p = mmap(NULL, BALLAST, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (FAILED(p != MAP_FAILED))
+		return 3;
+	tag_pages(p, BALLAST, 1);
+	p = attach(h->fd);
+	if (FAILED(p != MAP_FAILED))
+		return 3;
+	p += h->roff;
+	for (i = 0; i < h->size / PG; i++) {
+		p[i * PG] = page_tag(h->seed, i);
+		if (!(i % 4096))
+			sched_yield();
+	}
+	return tag_mismatch(p, h->size, h->seed) == -1 ? 0 : 4;
+}
+
+/* MemAvailable once it is at least @want, polling 10 s. */
+static long avail_settle(long want)
+{
+	long v = -1;
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		drop_caches();
+		v = meminfo_exact_kb("MemAvailable");
+		if (v >= want)
+			break;
+		usleep(100000);
+	}
+	return v;
+}
+
+#define HOGS	4
+
+/*
+ * Four attached processes touch objects adding up to 5/4 of RAM: the
+ * machine runs out of memory, the OOM killer kills attached processes
+ * (their badness holds the region), the kernel survives, and unlinking
+ * the region gives all the memory back.
+ */
+TEST_F_TIMEOUT(mm, oom_guest_wide, 400)
+{
+	struct hog h[HOGS];
+	long base, after, total = meminfo_kb("MemTotal");
+	size_t each = (total * KIB * 5 / 4 / HOGS) & ~(HPAGE - 1);
+	int i, st, killed = 0;
+	pid_t pid[HOGS];
+	char adj[64];
+	char *p;
+
+	/* Only the hogs may be killed: not this test nor the harness. */
+	snprintf(adj, sizeof(adj), "/proc/%d/oom_score_adj", getppid());
+	ASSERT_OK(set_knob(self, adj, "-1000\n"));
+	ASSERT_OK(set_oom_adj(getpid(), -1000));
+	/*
+	 * Huge pages where they can be had: filling the machine with 4 KiB
+	 * faults takes minutes under emulation. When memory runs short the
+	 * faults fall back to small pages.
+	 */
+	ASSERT_OK(set_knob(self, THP_SHMEM, "always\n"));
+	ASSERT_EQ(0, meminfo_kb("SwapTotal"));
+	drop_caches();
+	base = meminfo_exact_kb("MemAvailable");
+	for (i = 0; i < HOGS; i++) {
+		h[i] = (struct hog){ self->fd, i * 2 * GIB, each, 20 + i };
+		ASSERT_OK(create_anon(self->fd, h[i].roff, each));
+	}
+	for (i = 0; i < HOGS; i++) {
+		pid[i] = spawn(hog, &h[i]);
+		ASSERT_LT(0, pid[i]);
+	}
+	for (i = 0; i < HOGS; i++) {
+		st = wait_exit(pid[i]);
+		ksft_print_msg("hog %d: status %d\n", i, st);
+		EXPECT_TRUE(st == 0 || st == 128 + SIGKILL);
+		killed += st == 128 + SIGKILL;
+	}
+	TH_LOG("%d of %d hogs killed, %zu MiB each, MemAvailable %ld kB",
+	       killed, HOGS, each / MIB, base);
+	ASSERT_LE(1, killed);
+	ASSERT_LE((long)total * (long)KIB / 2, fdinfo_long(self->fd, "rss"));
+
+	/* The pages the victims wrote first are intact. */
+	ASSERT_MAPS(p, attach(self->fd));
+	for (i = 0; i < HOGS; i++)
+		ASSERT_EQ(-1, tag_mismatch(p + h[i].roff, 16 * MIB, h[i].seed));
+	ASSERT_OK(munmap(p, A));
+
+	region_drop(self);
+	after = avail_settle(base - 64 * 1024);
+	TH_LOG("MemAvailable %ld kB before, %ld kB after", base, after);
+	ASSERT_LE(base - 64 * 1024, after);
+}
+
+/* ---- huge pages ------------------------------------------------------- */
+
+/*
+ * With shmem THP always on, an anonymous object at a 2 MiB aligned offset
+ * is mapped by PMDs in the region, seen through any attachment.
+ */
+TEST_F(mm, thp_shmem_pmd)
+{
+	const __u64 roff = 4 * HPAGE;
+	const size_t size = 8 * MIB;
+	long pmd, rss;
+	char *p, *q;
+
+	ASSERT_OK(set_knob(self, THP_SHMEM, "always\n"));
+	ASSERT_OK(create_anon(self->fd, roff, size));
+	ASSERT_MAPS(p, attach(self->fd));
+	/* Advice on the object is advice on the region's object. */
+	ASSERT_OK(madvise(p + roff, size, MADV_HUGEPAGE));
+	ASSERT_FAILS(ENOMEM, madvise(p, A, MADV_HUGEPAGE));
+	fill(p + roff, size, 11);
+
+	pmd = smaps_kb(p, "ShmemPmdMapped");
+	rss = smaps_kb(p, "Rss");
+	TH_LOG("ShmemPmdMapped %ld kB, Rss %ld kB", pmd, rss);
+	ASSERT_LT(0, pmd);
+	ASSERT_EQ((long)(size / KIB), rss);
+	ASSERT_NEAR(size, fdinfo_long(self->fd, "rss"), RSS_SLACK);
+
+	ASSERT_MAPS(q, attach(self->fd));
+	ASSERT_NE(p, q);
+	ASSERT_PATTERN(q + roff, size, 11);
+	ASSERT_EQ(pmd, smaps_kb(q, "ShmemPmdMapped"));
+	fill(q + roff, HPAGE, 12);
+	ASSERT_PATTERN(p + roff, HPAGE, 12);
+	ASSERT_OK(munmap(q, A));
+	ASSERT_OK(munmap(p, A));
+}
+
+/* Anonymous hugetlb objects: shared, counted, data intact. */
+TEST_F(mm, hugetlb_anon)
+{
+	const __u64 roff = 16 * HPAGE;
+	const size_t size = 4 * HPAGE;
+	long shared, private;
+	char *p, *q;
+
+	ASSERT_OK(mshare_create(self->fd, roff, size, 0, RW, ANON_HUGE, -1));
+	ASSERT_MAPS(p, attach(self->fd));
+	ASSERT_MAPS(q, attach(self->fd));
+	fill(p + roff, size, 13);
+	ASSERT_PATTERN(q + roff, size, 13);
+
+	ASSERT_NEAR(size, fdinfo_long(self->fd, "rss"), RSS_SLACK);
+	shared = smaps_kb(p, "Shared_Hugetlb");
+	private = smaps_kb(p, "Private_Hugetlb");
+	TH_LOG("Shared_Hugetlb %ld kB, Private_Hugetlb %ld kB", shared,
+	       private);
+	ASSERT_EQ((long)(size / KIB), shared + private);
+	ASSERT_OK(munmap(q, A));
+	ASSERT_OK(munmap(p, A));
+}
+
+/*
+ * smaps counts a region's pages "as Shared_* once there is more than one
+ * [attachment]" (msharefs.rst): hugetlb pages too.
+ */
+TEST_F(mm, hugetlb_smaps_shared)
+{
+	const __u64 roff = 16 * HPAGE;
+	const size_t size = 2 * HPAGE;
+	char *p, *q;
+
+	ASSERT_OK(mshare_create(self->fd, roff, size, 0, RW, ANON_HUGE, -1));
+	ASSERT_MAPS(p, attach(self->fd));
+	ASSERT_MAPS(q, attach(self->fd));
+	fill(p + roff, size, 14);
+	ASSERT_PATTERN(q + roff, size, 14);
+	ASSERT_EQ((long)(size / KIB), smaps_kb(p, "Shared_Hugetlb"));
+	ASSERT_EQ(0, smaps_kb(p, "Private_Hugetlb"));
+	ASSERT_OK(munmap(q, A));
+	ASSERT_OK(munmap(p, A));
+}
+
+/* ---- swap ------------------------------------------------------------- */
+
+static int zram_swap_on(FIXTURE_DATA(mm) *self)
+{
+	char buf[16];
+
+	if (access(ZRAM_SYS, F_OK) &&
+	    read_small(AT_FDCWD, "/sys/class/zram-control/hot_add", buf,
+		       sizeof(buf)) <= 0)
+		return -1;
+	if (write_str(ZRAM_SYS "/disksize", "256M\n"))
+		return -1;
+	self->swap_on = true;
+	if (system("mkswap " ZRAM_DEV " >/dev/null 2>&1"))
+		return -1;
+	return swapon(ZRAM_DEV, 0);
+}
+
+/* MADV_PAGEOUT through an attachment swaps the region out, and back. */
+TEST_F_TIMEOUT(mm, swap_pageout, 60)
+{
+	const size_t size = 32 * MIB;
+	long used0, used1, rss0, rss1;
+	char *p, *q;
+
+	ASSERT_EQ(0, zram_swap_on(self)) TH_LOG("zram swap: %s", strerror(errno));
+	ASSERT_OK(create_anon(self->fd, 0, size));
+	ASSERT_MAPS(p, attach(self->fd));
+	fill(p, size, 15);
+	used0 = swap_used_kb();
+	rss0 = fdinfo_long(self->fd, "rss");
+	ASSERT_OK(madvise(p, size, MADV_PAGEOUT));
+	used1 = swap_used_kb();
+	rss1 = fdinfo_long(self->fd, "rss");
+	TH_LOG("swap used %ld -> %ld kB, mshare-rss %ld -> %ld", used0,
+	       used1, rss0, rss1);
+	ASSERT_LE(used0 + (long)(16 * KIB), used1);
+	ASSERT_GE(rss0 - (long)(16 * MIB), rss1);
+	ASSERT_GE((long)(16 * KIB), smaps_kb(p, "Rss"));
+	ASSERT_LE((long)(16 * MIB), smaps_kb(p, "Swap") * (long)KIB);
+	ASSERT_OK(munmap(p, A));
+
+	ASSERT_MAPS(q, attach(self->fd));
+	ASSERT_PATTERN(q, size, 15);
+	ASSERT_NEAR(size, fdinfo_long(self->fd, "rss"), RSS_SLACK);
+	ASSERT_EQ((long)(size / KIB), smaps_kb(q, "Rss"));
+	ASSERT_EQ(0, smaps_kb(q, "Swap"));
+	ASSERT_OK(munmap(q, A));
+
+	swap_off();
+	self->swap_on = false;
+}
+
+/* ---- compaction, NUMA ----------------------------------------------- */
+
+struct churner {
+	char *p;
+	size_t size;
+	int seed;
+	int rounds;
+};
+
+static int churn(void *arg)
+{
+	struct churner *c = arg;
+	int r;
+
+	for (r = 0; r < c->rounds; r++) {
+		fill(c->p, c->size, c->seed + r);
+		if (FAILED(mismatch(c->p, c->size, c->seed + r) == -1))
+			return 1;
+	}
+	return 0;
+}
+
+/* Compaction moves region pages under readers and writers. */
+TEST_F_TIMEOUT(mm, compaction, 120)
+{
+	const size_t size = 8 * MIB;
+	struct churner c[2];
+	pid_t pid[2];
+	char *p;
+	int i;
+
+	ASSERT_OK(create_anon(self->fd, 0, 2 * size));
+	ASSERT_MAPS(p, attach(self->fd));
+	for (i = 0; i < 2; i++) {
+		c[i] = (struct churner){ p + i * size, size, 30 + 10 * i, 4 };
+		pid[i] = spawn(churn, &c[i]);
+		ASSERT_LT(0, pid[i]);
+	}
+	for (i = 0; i < 3; i++) {
+		ASSERT_OK(write_str("/proc/sys/vm/compact_memory", "1\n"));
+		usleep(200000);
+	}
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, wait_exit(pid[i]));
+	for (i = 0; i < 2; i++)
+		ASSERT_PATTERN(p + i * size, size, c[i].seed + 3);
+	ASSERT_OK(munmap(p, A));
+}
+
+static bool have_node1(void)
+{
+	return !access("/sys/devices/system/node/node1", F_OK);
+}
+
+/*
+ * migrate_pages() skips attachments: it succeeds and the region's pages
+ * stay intact. move_pages() sees no page it could query or move there.
+ */
+TEST_F(mm, numa_migrate_move_pages)
+{
+	unsigned long from = 1, to = 2;
+	const size_t size = 4 * MIB;
+	void *pages[4];
+	int nodes[4], status[4];
+	long ret;
+	char *p;
+	int i;
+
+	ASSERT_TRUE(have_node1());
+	ASSERT_OK(create_anon(self->fd, 0, size));
+	ASSERT_MAPS(p, attach(self->fd));
+	fill(p, size, 40);
+
+	ret = syscall(__NR_migrate_pages, 0, 8 * sizeof(long), &from, &to);
+	ASSERT_LE(0, ret) TH_LOG("migrate_pages: %s", strerror(errno));
+	ASSERT_PATTERN(p, size, 40);
+
+	for (i = 0; i < 4; i++) {
+		pages[i] = p + i * MIB;
+		nodes[i] = 1;
+		status[i] = 1234;
+	}
+	ASSERT_OK(syscall(__NR_move_pages, 0, 4, pages, NULL, status, 0));
+	TH_LOG("move_pages query status %d", status[0]);
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(-ENOENT, status[i]);
+	ASSERT_OK(syscall(__NR_move_pages, 0, 4, pages, nodes, status,
+			  MPOL_MF_MOVE));
+	TH_LOG("move_pages move status %d", status[0]);
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(-EFAULT, status[i]);
+	ASSERT_PATTERN(p, size, 40);
+	ASSERT_OK(munmap(p, A));
+}
+
+/*
+ * mbind() on an attachment: a part would split it: EINVAL; the whole
+ * attachment takes the policy (its pages are not migrated: they are the
+ * region's). Either way the attachment stays one VMA.
+ */
+TEST_F(mm, numa_mbind)
+{
+	unsigned long node1 = 2;
+	const size_t size = 4 * MIB;
+	char line[1024], want[64];
+	long ret;
+	char *p;
+
+	ASSERT_TRUE(have_node1());
+	ASSERT_OK(create_anon(self->fd, 0, size));
+	ASSERT_MAPS(p, attach(self->fd));
+	fill(p, size, 41);
+	snprintf(want, sizeof(want), "%lx-%lx ", (unsigned long)p,
+		 (unsigned long)p + A);
+
+	ASSERT_FAILS(EINVAL, syscall(__NR_mbind, p, size, MPOL_BIND, &node1,
+				     8 * sizeof(long), MPOL_MF_MOVE));
+	ASSERT_OK(proc_line("maps", p, line, sizeof(line)));
+	ASSERT_EQ(0, strncmp(line, want, strlen(want))) TH_LOG("%s", line);
+	ret = syscall(__NR_mbind, p, A, MPOL_BIND, &node1, 8 * sizeof(long),
+		      MPOL_MF_MOVE);
+	TH_LOG("mbind of the attachment: %ld (%s)", ret,
+	       ret ? strerror(errno) : "ok");
+	ASSERT_EQ(0, ret);
+	ASSERT_OK(proc_line("maps", p, line, sizeof(line)));
+	ASSERT_EQ(0, strncmp(line, want, strlen(want))) TH_LOG("%s", line);
+	ASSERT_PATTERN(p, size, 41);
+	fill(p, size, 42);
+	ASSERT_PATTERN(p, size, 42);
+	ASSERT_OK(munmap(p, A));
+}
+
+/* NUMA balancing leaves attachments alone: no crash, data intact. */
+TEST_F_TIMEOUT(mm, numa_balancing, 90)
+{
+	const size_t size = 4 * MIB;
+	struct churner c;
+	pid_t pid;
+	char *p;
+
+	ASSERT_OK(set_knob(self, NUMA_BAL, "1\n"));
+	ASSERT_OK(create_anon(self->fd, 0, size));
+	ASSERT_MAPS(p, attach(self->fd));
+	c = (struct churner){ p, size, 50, 10 };
+	pid = spawn(churn, &c);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, wait_exit(pid));
+	ASSERT_PATTERN(p, size, 50 + 9);
+	ASSERT_OK(munmap(p, A));
+}
+
+/* ---- KSM ---------------------------------------------------------------- */
+
+TEST_F(mm, ksm_madvise_mergeable)
+{
+	const size_t size = MIB;
+	char *p;
+
+	ASSERT_OK(create_anon(self->fd, 0, size));
+	ASSERT_MAPS(p, attach(self->fd));
+	fill(p, size, 60);
+	ASSERT_FAILS(EINVAL, madvise(p, size, MADV_MERGEABLE));
+	ASSERT_FAILS(EINVAL, madvise(p, size, MADV_UNMERGEABLE));
+	ASSERT_PATTERN(p, size, 60);
+	ASSERT_OK(munmap(p, A));
+}
+
+/* Identical pages in a region, KSM merging everything a process has. */
+static int ksm_merge_any(void *arg)
+{
+	struct churner *c = arg;
+	size_t i;
+
+	for (i = 0; i < c->size; i += PG)
+		memset(c->p + i, 0x5a, PG);
+	if (FAILED(!prctl(PR_SET_MEMORY_MERGE, 1, 0, 0, 0)))
+		return 1;
+	sleep(3);
+	for (i = 0; i < c->size; i++)
+		if (FAILED(c->p[i] == 0x5a))
+			return 2;
+	/* Writes after a scan land in the region, for every sharer. */
+	fill(c->p, c->size, c->seed);
+	if (FAILED(smaps_kb(c->p, "KSM") == 0))
+		return 3;
+	return 0;
+}
+
+TEST_F_TIMEOUT(mm, ksm_prctl_merge_any, 60)
+{
+	const size_t size = 2 * MIB;
+	struct churner c;
+	pid_t pid;
+	char *p;
+
+	ASSERT_OK(set_knob(self, KSM_SCAN, "10000\n"));
+	ASSERT_OK(set_knob(self, KSM_SLEEP, "10\n"));
+	ASSERT_OK(set_knob(self, KSM_RUN, "1\n"));
+	ASSERT_OK(create_anon(self->fd, 0, size));
+	ASSERT_MAPS(p, attach(self->fd));
+	/* The object is at offset 0: c.p is also the attachment. */
+	c = (struct churner){ p, size, 61, 0 };
+	pid = spawn(ksm_merge_any, &c);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, wait_exit(pid));
+	ASSERT_PATTERN(p, size, 61);
+	ASSERT_EQ((long)(size / KIB), smaps_kb(p, "Rss"));
+	ASSERT_OK(munmap(p, A));
+}
+
+/* ---- userfaultfd ------------------------------------------------------ */
+
+TEST_F(mm, uffd_register)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	const size_t size = MIB;
+	char *p, *anon;
+	int ufd;
+
+	ufd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	ASSERT_LE(0, ufd) TH_LOG("userfaultfd: %s", strerror(errno));
+	ASSERT_OK(ioctl(ufd, UFFDIO_API, &api));
+	ASSERT_OK(create_anon(self->fd, 0, size));
+	ASSERT_MAPS(p, attach(self->fd));
+	fill(p, size, 70);
+
+	reg.range.start = (unsigned long)p;
+	reg.range.len = size;
+	ASSERT_FAILS(EINVAL, ioctl(ufd, UFFDIO_REGISTER, &reg));
+	reg.mode = UFFDIO_REGISTER_MODE_WP;
+	ASSERT_FAILS(EINVAL, ioctl(ufd, UFFDIO_REGISTER, &reg));
+
+	/* The same file descriptor still registers ordinary memory. */
+	ASSERT_MAPS(anon, mmap(NULL, size, RW, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0));
+	reg.range.start = (unsigned long)anon;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	ASSERT_OK(ioctl(ufd, UFFDIO_REGISTER, &reg));
+	close(ufd);
+	munmap(anon, size);
+
+	ASSERT_PATTERN(p, size, 70);
+	fill(p, size, 71);
+	ASSERT_PATTERN(p, size, 71);
+	ASSERT_OK(munmap(p, A));
+}
+
+/* ---- core dumps ------------------------------------------------------- */
+
+#define OBJ1		MIB
+#define OBJ2_OFF	(2 * MIB)
+#define OBJ2		(64 * KIB)
+
+struct dumper {
+	const char *filter;
+	char *p;
+};
+
+static int dump_core(void *arg)
+{
+	struct dumper *d = arg;
+	struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
+
+	if (FAILED(!setrlimit(RLIMIT_CORE, &unlimited)) ||
+	    FAILED(!write_str("/proc/self/coredump_filter", d->filter)))
+		return 1;
+	/* Make sure the region is linked in this process too. */
+	if (FAILED(d->p[0] == pat(80, 0)))
+		return 2;
+	abort();
+}
+
+/*
+ * Dump a child attached at @p with @filter; the PT_LOAD of the attachment
+ * goes to *@ph, the core's fd is returned (-1 on error), the seconds the
+ * dump took go to *@secs.
+ */
+static int core_of(char *p, const char *filter, Elf64_Phdr *ph, long *secs)
+{
+	struct dumper d = { filter, p };
+	struct timespec t0, t1;
+	Elf64_Ehdr eh;
+	char path[64];
+	int fd, st, i;
+	pid_t pid;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pid = spawn(dump_core, &d);
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	*secs = t1.tv_sec - t0.tv_sec;
+	if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGABRT || !WCOREDUMP(st)) {
+		ksft_print_msg("dumper status %#x\n", st);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/tmp/core.%d", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	unlink(path);
+	if (fd < 0 || pread(fd, &eh, sizeof(eh), 0) != sizeof(eh))
+		return -1;
+	for (i = 0; i < eh.e_phnum; i++) {
+		if (pread(fd, ph, sizeof(*ph), eh.e_phoff + i * sizeof(*ph)) !=
+		    sizeof(*ph))
+			break;
+		if (ph->p_type == PT_LOAD && ph->p_vaddr == (unsigned long)p)
+			return fd;
+	}
+	close(fd);
+	return -1;
+}
+
+/* @len bytes of @fd at @off follow pattern @seed. */
+static long file_mismatch(int fd, off_t off, size_t len, int seed)
+{
+	char *buf = malloc(len);
+	long ret = -2;
+
+	if (buf && pread(fd, buf, len, off) == (ssize_t)len)
+		ret = mismatch(buf, len, seed);
+	free(buf);
+	return ret;
+}
+
+static void make_dump_region(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(mm) *self, char **p)
+{
+	ASSERT_OK(set_knob(self, CORE_PATTERN, "/tmp/core.%p\n"));
+	ASSERT_OK(create_anon(self->fd, 0, OBJ1));
+	ASSERT_OK(create_anon(self->fd, OBJ2_OFF, OBJ2));
+	ASSERT_MAPS(*p, attach(self->fd));
+	fill(*p, OBJ1, 80);
+	fill(*p + OBJ2_OFF, OBJ2, 81);
+}
+
+/*
+ * coredump_filter bit 3 (shared file mappings): the attachment is dumped
+ * up to the end of the last object, holes as zeros, in seconds.
+ */
+TEST_F_TIMEOUT(mm, coredump_filter_bit3, 90)
+{
+	Elf64_Phdr ph;
+	char zero[PG], buf[PG];
+	long secs;
+	char *p;
+	int cfd;
+
+	make_dump_region(_metadata, self, &p);
+	cfd = core_of(p, "0x3f\n", &ph, &secs);
+	ASSERT_LE(0, cfd);
+	TH_LOG("p_filesz %#lx p_memsz %#lx in %ld s", (long)ph.p_filesz,
+	       (long)ph.p_memsz, secs);
+	ASSERT_EQ(OBJ2_OFF + OBJ2, ph.p_filesz);
+	ASSERT_EQ(A, ph.p_memsz);
+	ASSERT_GE(20, secs);
+	ASSERT_EQ(-1, file_mismatch(cfd, ph.p_offset, OBJ1, 80));
+	ASSERT_EQ(-1, file_mismatch(cfd, ph.p_offset + OBJ2_OFF, OBJ2, 81));
+	memset(zero, 0, sizeof(zero));
+	ASSERT_EQ((ssize_t)PG, pread(cfd, buf, PG, ph.p_offset + OBJ1));
+	ASSERT_EQ(0, memcmp(buf, zero, PG));
+	close(cfd);
+	ASSERT_OK(munmap(p, A));
+}
+
+/*
+ * Bit 3 clear: a linked region is not dumped. Once unlinked it is dumped
+ * as anonymous shared memory would be: bit 1.
+ */
+TEST_F_TIMEOUT(mm, coredump_filter_bit3_clear, 90)
+{
+	Elf64_Phdr ph;
+	long secs;
+	char *p;
+	int cfd;
+
+	make_dump_region(_metadata, self, &p);
+	cfd = core_of(p, "0x37\n", &ph, &secs);
+	ASSERT_LE(0, cfd);
+	ASSERT_EQ(0UL, ph.p_filesz);
+	ASSERT_EQ(A, ph.p_memsz);
+	close(cfd);
+
+	ASSERT_OK(unlink(self->path));
+	cfd = core_of(p, "0x37\n", &ph, &secs);
+	ASSERT_LE(0, cfd);
+	ASSERT_EQ(OBJ2_OFF + OBJ2, ph.p_filesz);
+	ASSERT_EQ(-1, file_mismatch(cfd, ph.p_offset + OBJ2_OFF, OBJ2, 81));
+	close(cfd);
+	cfd = core_of(p, "0x3d\n", &ph, &secs);
+	ASSERT_LE(0, cfd);
+	ASSERT_EQ(0UL, ph.p_filesz);
+	close(cfd);
+	ASSERT_PATTERN(p, OBJ1, 80);
+	ASSERT_OK(munmap(p, A));
+}
+
+/* ---- /proc and mincore ------------------------------------------------ */
+
+/* maps, smaps, smaps_rollup and status of a process attached twice. */
+TEST_F(mm, proc_smaps)
+{
+	const size_t size = 4 * MIB;
+	long rss, pss, rollup0, rollup1, mpte, pte;
+	char line[1024];
+	char *p, *q;
+
+	ASSERT_OK(create_anon(self->fd, 0, size));
+	ASSERT_MAPS(p, attach(self->fd));
+	fill(p, size, 90);
+
+	ASSERT_OK(proc_line("maps", p, line, sizeof(line)));
+	TH_LOG("maps: %s", line);
+	ASSERT_NE(NULL, strstr(line, self->path));
+	ASSERT_EQ((long)(size / KIB), smaps_kb(p, "Rss"));
+	ASSERT_EQ((long)(size / KIB), smaps_kb(p, "Pss"));
+	ASSERT_EQ((long)(size / KIB), smaps_kb(p, "Private_Dirty"));
+	ASSERT_LT(0, smaps_kb(p, "MsharePTE"));
+	rollup0 = proc_kb("/proc/self/smaps_rollup", "Rss");
+
+	ASSERT_MAPS(q, attach(self->fd));
+	ASSERT_PATTERN(q, size, 90);
+	rss = smaps_kb(p, "Rss");
+	pss = smaps_kb(p, "Pss");
+	TH_LOG("two attachments: Rss %ld Pss %ld Shared_Dirty %ld", rss, pss,
+	       smaps_kb(p, "Shared_Dirty"));
+	ASSERT_EQ((long)(size / KIB), rss);
+	ASSERT_EQ(rss / 2, pss);
+	ASSERT_EQ(rss / 2, smaps_kb(q, "Pss"));
+	ASSERT_EQ((long)(size / KIB), smaps_kb(p, "Shared_Dirty"));
+	ASSERT_EQ(0, smaps_kb(p, "Private_Dirty"));
+	ASSERT_LT(0, smaps_kb(q, "MsharePTE"));
+
+	rollup1 = proc_kb("/proc/self/smaps_rollup", "Rss");
+	TH_LOG("smaps_rollup Rss %ld -> %ld kB", rollup0, rollup1);
+	ASSERT_LE(rollup0 + (long)(size / KIB) - 64, rollup1);
+
+	mpte = proc_kb("/proc/self/status", "VmMsharePTE");
+	pte = proc_kb("/proc/self/status", "VmPTE");
+	TH_LOG("VmMsharePTE %ld kB, VmPTE %ld kB", mpte, pte);
+	ASSERT_LT(0, mpte);
+	ASSERT_GT(200, pte);
+	ASSERT_OK(munmap(q, A));
+	ASSERT_OK(munmap(p, A));
+	ASSERT_EQ(0, proc_kb("/proc/self/status", "VmMsharePTE"));
+}
+
+/* pagemap, numa_maps and mincore see the region's pages. */
+TEST_F(mm, proc_pagemap_numa_maps_mincore)
+{
+	const size_t size = 2 * MIB, pages = size / PG;
+	uint64_t ent[512];
+	unsigned char vec[512];
+	char line[1024];
+	size_t i;
+	char *p;
+	int fd;
+
+	ASSERT_OK(create_anon(self->fd, 0, size));
+	ASSERT_MAPS(p, attach(self->fd));
+	fill(p, size / 2, 91);
+
+	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ((ssize_t)sizeof(ent),
+		  pread(fd, ent, sizeof(ent), (unsigned long)p / PG * 8));
+	close(fd);
+	for (i = 0; i < pages; i++)
+		if ((i < pages / 2) != !!(ent[i] >> 63))
+			break;
+	ASSERT_EQ(pages, i) TH_LOG("pagemap of page %zu wrong", i);
+
+	ASSERT_OK(mincore(p, size, vec));
+	for (i = 0; i < pages; i++)
+		if ((i < pages / 2) != (vec[i] & 1))
+			break;
+	ASSERT_EQ(pages, i) TH_LOG("mincore of page %zu wrong", i);
+
+	ASSERT_OK(proc_line("numa_maps", p, line, sizeof(line)));
+	TH_LOG("numa_maps: %s", line);
+	ASSERT_TRUE(strstr(line, "dirty=") || strstr(line, "N0=") ||
+		    strstr(line, "N1="));
+	ASSERT_NE(NULL, strstr(line, "dirty=256"));
+	ASSERT_PATTERN(p, size / 2, 91);
+	ASSERT_OK(munmap(p, A));
+}
+
+__attribute__((constructor)) static void setup_globals(void)
+{
+	A = read_align();
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the msharefs tests share: includes, paths, fallback definitions for
+ * older libc headers, the errno assertions, and small helpers for regions,
+ * objects, child processes and /proc numbers. Include it instead of
+ * kselftest_harness.h.
+ */
+#ifndef MSHARE_TEST_H
+#define MSHARE_TEST_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/magic.h>
+#include <linux/msharefs.h>
+
+#include "kselftest_harness.h"
+
+/*
+ * The TEST_F wrapper of this harness reads its "child" variable after the
+ * longjmp() of a failed ASSERT; GCC may assume it still holds its value from
+ * before fork() and warns (-Wclobbered). When it does, a failed ASSERT
+ * aborts the test process instead of running the teardown: the test is
+ * still reported as failed, and the mounts it made die with its private
+ * mount namespace (see private_mount_ns() in msharefs_fs_test.c). The fix
+ * belongs in the harness ("child" volatile); silence the warning here.
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wclobbered"
+#endif
+
+#ifndef MSHARE_MAGIC
+#define MSHARE_MAGIC		0x4d534852
+#endif
+#ifndef MAP_SHARED_VALIDATE
+#define MAP_SHARED_VALIDATE	0x03
+#endif
+#ifndef MAP_DROPPABLE
+#define MAP_DROPPABLE		0x08
+#endif
+#ifndef MAP_HUGE_SHIFT
+#define MAP_HUGE_SHIFT		26
+#endif
+#ifndef MAP_HUGE_2MB
+#define MAP_HUGE_2MB		(21U << MAP_HUGE_SHIFT)
+#endif
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE	0x100000
+#endif
+
+#define MSHARE_DIR	"/sys/fs/mshare"
+#define INFO_NAME	"mshare_info"
+#define INFO_PATH	MSHARE_DIR "/" INFO_NAME
+#define NOBODY		65534U
+
+/*
+ * @call must fail with errno @err. ASSERT_FAILS_MSG() adds a printf-style
+ * note for when @call alone does not say which case failed.
+ */
+#define __ASSERT_FAILS(err, call, what, fmt, ...) do {			\
+	int _want = (err), _err;					\
+	long _ret;							\
+									\
+	errno = 0;							\
+	_ret = (long)(call);						\
+	_err = errno;							\
+	ASSERT_TRUE(_ret == -1 && _err == _want)			\
+		TH_LOG("%s gave %ld, errno %d (%s); wanted %s" fmt,	\
+		       what, _ret, _err, strerror(_err),		\
+		       strerror(_want), ##__VA_ARGS__);			\
+} while (0)
+
+#define ASSERT_FAILS(err, call)	__ASSERT_FAILS(err, call, #call, "")
+#define ASSERT_FAILS_MSG(err, call, fmt, ...)				\
+	__ASSERT_FAILS(err, call, #call, fmt, ##__VA_ARGS__)
+
+/* ---- files and /proc ---------------------------------------------------- */
+
+/* Read a small file into @buf and NUL-terminate it. */
+static inline ssize_t read_small(int dirfd, const char *name, char *buf,
+				 size_t len)
+{
+	int fd = openat(dirfd, name, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
+}
+
+/* Write string @s to file @path: 0 or -1. */
+static inline int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+/*
+ * The alignment, from mshare_info @name under @dirfd (an absolute path
+ * ignores @dirfd): decimal digits and a newline, nothing else. 0 if the
+ * file is missing or malformed.
+ */
+static inline unsigned long read_align_at(int dirfd, const char *name)
+{
+	unsigned long long v;
+	char buf[64], *end;
+
+	if (read_small(dirfd, name, buf, sizeof(buf)) <= 0 ||
+	    buf[0] < '0' || buf[0] > '9')
+		return 0;
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	if (errno || strcmp(end, "\n") || v > LLONG_MAX)
+		return 0;
+	return v;
+}
+
+/* The alignment of the instance on /sys/fs/mshare; 0 if unreadable. */
+static inline unsigned long read_align(void)
+{
+	return read_align_at(AT_FDCWD, INFO_PATH);
+}
+
+static inline bool is_msharefs(const char *path)
+{
+	struct statfs sfs;
+
+	return !statfs(path, &sfs) && sfs.f_type == MSHARE_MAGIC;
+}
+
+/*
+ * The value of "@key:" in a /proc file of "key: value kB" lines, without
+ * allocating (page-table numbers must not move because we measure them).
+ * -1 if missing.
+ */
+static inline long proc_kb(const char *path, const char *key)
+{
+	static char buf[16384];
+	size_t klen = strlen(key);
+	ssize_t n, len = 0;
+	char *p;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	while (len < (ssize_t)sizeof(buf) - 1 &&
+	       (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += n;
+	close(fd);
+	buf[len] = '\0';
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, key, klen) && p[klen] == ':')
+			return strtol(p + klen + 1, NULL, 10);
+	return -1;
+}
+
+/* A /proc/meminfo field in KiB, or -1. */
+static inline long meminfo_kb(const char *key)
+{
+	return proc_kb("/proc/meminfo", key);
+}
+
+/*
+ * A /proc/meminfo field, exact: the per-CPU deltas of the vmstat counters
+ * (hundreds of kB on the test machine) are folded in first.
+ */
+static inline long meminfo_exact_kb(const char *key)
+{
+	int fd = open("/proc/sys/vm/stat_refresh", O_WRONLY);
+
+	if (fd >= 0) {
+		if (write(fd, "1\n", 2) != 2)
+			ksft_print_msg("stat_refresh: %s\n", strerror(errno));
+		close(fd);
+	}
+	return meminfo_kb(key);
+}
+
+/*
+ * Free pages parked on the per-CPU lists (not in MemFree), in KiB, from the
+ * "count:" lines of /proc/zoneinfo; -1 if unreadable.
+ */
+static inline long pcp_free_kb(void)
+{
+	char line[128];
+	long pages = 0, n;
+	FILE *f;
+
+	f = fopen("/proc/zoneinfo", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, " count: %ld", &n) == 1)
+			pages += n;
+	fclose(f);
+	return pages * (getpagesize() / 1024);
+}
+
+/* Free memory in KiB: MemFree plus the per-CPU free lists. */
+static inline long free_kb(void)
+{
+	long v = meminfo_kb("MemFree"), pcp = pcp_free_kb();
+
+	return v < 0 || pcp < 0 ? -1 : v + pcp;
+}
+
+static inline int drop_caches(void)
+{
+	sync();
+	return write_str("/proc/sys/vm/drop_caches", "3\n");
+}
+
+/*
+ * Give back what the slab caches hold but nobody uses: empty slabs,
+ * per-CPU partial slabs and, with KASAN, the freed objects waiting in its
+ * quarantine. Best effort: needs SLUB's sysfs files.
+ */
+static inline void shrink_slabs(void)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d = opendir("/sys/kernel/slab");
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		/* Aliases are symbolic links to the caches. */
+		if (de->d_name[0] == '.' || de->d_type == DT_LNK)
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/slab/%s/shrink",
+			 de->d_name);
+		if (write_str(path, "1"))
+			ksft_print_msg("%s: %s\n", path, strerror(errno));
+	}
+	closedir(d);
+}
+
+/* ---- regions and objects ------------------------------------------------ */
+
+/*
+ * Create region @name under @dirfd with O_RDWR | O_CREAT | O_EXCL and
+ * @flags, and give it @size unless that is 0. Its fd, or -1 (and no
+ * region) on error.
+ */
+static inline int region_make(int dirfd, const char *name, int flags,
+			      mode_t mode, unsigned long size)
+{
+	int fd = openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | flags, mode);
+	int err;
+
+	if (fd < 0 || !size || !ftruncate(fd, size))
+		return fd;
+	err = errno;
+	close(fd);
+	unlinkat(dirfd, name, 0);
+	errno = err;
+	return -1;
+}
+
+/* The struct mshare_info of a region fd open for reading: 0 or -1. */
+static inline int read_info(int fd, struct mshare_info *info)
+{
+	memset(info, 0xff, sizeof(*info));
+	return pread(fd, info, sizeof(*info), 0) == sizeof(*info) ? 0 : -1;
+}
+
+/* MSHAREFS_CREATE_MAPPING: an object of @backing (a file, or -1). */
+static inline int mshare_create(int fd, __u64 roff, __u64 size, __u64 off,
+				__u32 prot, __u32 flags, int backing)
+{
+	struct mshare_create mc = {
+		.region_offset	= roff,
+		.size		= size,
+		.offset		= off,
+		.prot		= prot,
+		.flags		= flags,
+		.fd		= (__u32)backing,
+	};
+
+	return ioctl(fd, MSHAREFS_CREATE_MAPPING, &mc);
+}
+
+static inline int mshare_unmap(int fd, __u64 roff, __u64 size)
+{
+	struct mshare_unmap mu = { .region_offset = roff, .size = size };
+
+	return ioctl(fd, MSHAREFS_UNMAP, &mu);
+}
+
+/* A memfd of @size bytes, or -1. */
+static inline int memfd_sized(const char *name, unsigned int flags,
+			      unsigned long size)
+{
+	int fd = memfd_create(name, flags);
+
+	if (fd >= 0 && ftruncate(fd, size)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* ---- child processes ---------------------------------------------------- */
+
+/* Wait for @pid; its exit code, 128 + signal, or -1. */
+static inline int wait_exit(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return -1;
+}
+
+/*
+ * Run @fn(@arg) in a child (without core dumps). Its exit status, 128 +
+ * the signal that killed it, or -1.
+ */
+static inline int run_child(int (*fn)(void *), void *arg)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		struct rlimit none = { 0, 0 };
+
+		setrlimit(RLIMIT_CORE, &none);
+		_exit(fn(arg));
+	}
+	return wait_exit(pid);
+}
+
+/* Drop every privilege to @uid/@gid, with no supplementary groups. */
+static inline int become_user(uid_t uid, gid_t gid)
+{
+	if (setgroups(0, NULL) || setresgid(gid, gid, gid) ||
+	    setresuid(uid, uid, uid))
+		return -1;
+	return 0;
+}
+
+static inline int become_nobody(void)
+{
+	return become_user(NOBODY, NOBODY);
+}
+
+#endif /* MSHARE_TEST_H */
