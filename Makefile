@@ -6,7 +6,7 @@ S := scripts
 FLAVOURS := fast debug
 
 .PHONY: all test test-fast test-debug run bench bench-1500 shell guest deps \
-	tree export \
+	tree export squash \
 	kernels kernel-fast kernel-debug headers tests examples initramfs \
 	tools man-lint checkpatch check-harness stress stress-short \
 	check-series clean distclean
@@ -73,6 +73,10 @@ tree:
 
 export:
 	@$(S)/export.sh
+
+# Fold fixup! commits into the series, keeping builds incremental.
+squash:
+	@$(S)/squash.sh
 
 $(BUILD)/linux/.git:
 	@$(S)/tree.sh

@@ -12,14 +12,16 @@ if [ "${1:-}" = --extra ]; then
 	shift 2
 fi
 
+# Where run-guest.sh writes the logs (LOGS, if set).
+logs=${LOGS:-$BUILD/logs}
 total_pass=0 total_fail=0 total_skip=0 bad=0
 for flavour in "$@"; do
 	rc=0
 	"$TOP/scripts/run-guest.sh" "$flavour" test ${extra:+"$extra"} || rc=$?
 	[ "$rc" = 0 ] || { log "$flavour: guest exited $rc"; bad=1; }
-	line=$("$TOP/scripts/ktap-summary.sh" "$BUILD/logs/$flavour-test.out" "$flavour" | tee /dev/stderr | tail -n 1) || bad=1
-	if ! "$TOP/scripts/check-log.sh" "$BUILD/logs/$flavour-test.console"; then
-		log "$flavour: kernel log is not clean: $BUILD/logs/$flavour-test.console"
+	line=$("$TOP/scripts/ktap-summary.sh" "$logs/$flavour-test.out" "$flavour" | tee /dev/stderr | tail -n 1) || bad=1
+	if ! "$TOP/scripts/check-log.sh" "$logs/$flavour-test.console"; then
+		log "$flavour: kernel log is not clean: $logs/$flavour-test.console"
 		bad=1
 	fi
 	read -r p _ f _ s _ <<<"${line#*: }"

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# The benchmarks of bench/: build them, boot the fast kernel once, show
+# the guest's output as it comes, and collect what it measured.
+#   bench.sh run          make run: the table demo (N=256, 1 GiB)
+#   bench.sh bench        make bench: the sweep, fault, fork and TLB costs;
+#                         CSV in build/bench/, plots in bench/results/,
+#                         the README's results section regenerated
+#   bench.sh bench-1500   make bench-1500: 1,500 processes x 1 GiB in a
+#                         guest too small for plain page tables
+# Knobs (environment): BENCH_PROCS, BENCH_SIZES/BENCH_SIZE,
+# BENCH_PLAIN_BUDGET_GIB, BENCH_BUDGET_GIB, BENCH_PARTS (see
+# bench/guest-*.sh), GUEST_MEM, LOGS (default build/logs).
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+mode=${1:?usage: bench.sh run|bench|bench-1500}
+out_dir=$BUILD/bench
+stage=$out_dir/stage-$mode
+hdrs=$BUILD/obj-headers/usr/include
+export LOGS=${LOGS:-$BUILD/logs}
+
+build() {
+	local p
+	rm -rf "$stage"
+	mkdir -p "$stage" "$out_dir"
+	for p in mshare_bench fault_bench tlb_bench; do
+		"${CC:-cc}" -static -O2 -Wall -Wextra -isystem "$hdrs" \
+			-o "$stage/$p" "$TOP/bench/$p.c"
+	done
+	cp "$TOP"/bench/guest-*.sh "$stage/"
+}
+
+# Pass the knobs that are set on to the guest's command line.
+guest_env() {
+	local v
+	for v in BENCH_PROCS BENCH_SIZES BENCH_SIZE BENCH_PLAIN_BUDGET_GIB \
+		BENCH_BUDGET_GIB BENCH_PARTS; do
+		[ -z "${!v:-}" ] || printf '%s=%q ' "$v" "${!v}"
+	done
+}
+
+# Boot, print the guest's output live (without csv lines), keep it all.
+boot() {
+	local script=$1 cmd out rc=0 pid status
+	cmd="$(guest_env)sh ./$script"
+	mkdir -p "$LOGS"
+	"$TOP/scripts/mkinitramfs.sh" --add "$stage" "$cmd" \
+		"$LOGS/bench-add.cpio.gz"
+	out=$LOGS/fast-guest.out
+	rm -f "$out"
+	"$TOP/scripts/run-guest.sh" fast guest "$LOGS/bench-add.cpio.gz" &
+	pid=$!
+	tail -n +1 -F --pid="$pid" "$out" 2>/dev/null |
+		sed -u 's/\r$//; /^csv/d; /^# msharefs-guest-/d' || true
+	wait "$pid" || rc=$?
+	"$TOP/scripts/check-log.sh" "$LOGS/fast-guest.console" || rc=1
+	grep -q '^# msharefs-guest-done' "$out" ||
+		{ log "the guest did not finish"; rc=1; }
+	status=$(sed -n 's/^# msharefs-guest-exit=//p' "$out" | tr -d '\r')
+	[ "${status:-1}" = 0 ] || { log "the guest script failed"; rc=1; }
+	tr -d '\r' <"$out" >"$out_dir/$mode.out"
+	return "$rc"
+}
+
+# build/bench/MODE-KIND.csv from the "KIND,..." lines of the output.
+extract() {
+	local kind
+	for kind in csv csv-touch csv-fork csv-tlb csv-meta; do
+		grep "^$kind," "$out_dir/$mode.out" | cut -d, -f2- \
+			>"$out_dir/$mode-${kind#csv-}.csv" || true
+		[ -s "$out_dir/$mode-${kind#csv-}.csv" ] ||
+			rm -f "$out_dir/$mode-${kind#csv-}.csv"
+	done
+	[ ! -f "$out_dir/$mode-csv.csv" ] ||
+		mv "$out_dir/$mode-csv.csv" "$out_dir/$mode-share.csv"
+}
+
+case "$mode" in
+run)
+	build
+	boot guest-run.sh
+	extract
+	;;
+bench)
+	build
+	export GUEST_MEM=${GUEST_MEM:-6G} GUEST_TIMEOUT=${GUEST_TIMEOUT:-3600}
+	boot guest-bench.sh
+	extract
+	"$TOP/scripts/bench-report.sh" "$out_dir"
+	;;
+bench-1500)
+	build
+	export GUEST_MEM=${GUEST_MEM:-2G} GUEST_HUGEPAGES=${GUEST_HUGEPAGES:-0}
+	export GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800}
+	boot guest-1500.sh
+	extract
+	;;
+*)
+	die "unknown mode $mode"
+	;;
+esac
+log "output and CSV in $out_dir/$mode*"
