@@ -23,7 +23,6 @@
 #include "mshare_test.h"
 
 #include <elf.h>
-#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/swap.h>
 #include <sys/syscall.h>
@@ -240,16 +239,17 @@ static int proc_line(const char *file, void *addr, char *out, size_t len)
 {
 	char path[64], start[32], line[1024];
 	int found = -1;
+	size_t n;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/self/%s", file);
-	snprintf(start, sizeof(start), "%lx", (unsigned long)addr);
+	n = snprintf(start, sizeof(start), "%lx", (unsigned long)addr);
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
 	while (found && fgets(line, sizeof(line), f))
-		if (!strncmp(line, start, strlen(start)) &&
-		    (line[strlen(start)] == '-' || line[strlen(start)] == ' ')) {
+		if (!strncmp(line, start, n) &&
+		    (line[n] == '-' || line[n] == ' ')) {
 			snprintf(out, len, "%s", line);
 			found = 0;
 		}
@@ -707,7 +707,7 @@ static int hog(void *arg)
 	return tag_mismatch(p, h->size, h->seed) == -1 ? 0 : 4;
 }
 
-/* MemAvailable once it is at least @want, polling 10 s. */
+/* MemAvailable once it is at least @want, polling for 10 s. */
 static long avail_settle(long want)
 {
 	long v = -1;
@@ -731,10 +731,10 @@ static long avail_settle(long want)
  * (their badness holds the region), the kernel survives, and unlinking
  * the region gives all the memory back.
  */
-TEST_F_TIMEOUT(mm, oom_guest_wide, 400)
+TEST_F_TIMEOUT(mm, oom_guest_wide, 900)
 {
 	struct hog h[HOGS];
-	long base, after, total = meminfo_kb("MemTotal");
+	long base, after, shmem, total = meminfo_kb("MemTotal");
 	size_t each = (total * KIB * 5 / 4 / HOGS) & ~(HPAGE - 1);
 	int i, st, killed = 0;
 	pid_t pid[HOGS];
@@ -754,6 +754,7 @@ TEST_F_TIMEOUT(mm, oom_guest_wide, 400)
 	ASSERT_EQ(0, meminfo_kb("SwapTotal"));
 	drop_caches();
 	base = meminfo_exact_kb("MemAvailable");
+	shmem = meminfo_kb("Shmem");
 	for (i = 0; i < HOGS; i++) {
 		h[i] = (struct hog){ self->fd, i * 2 * GIB, each, 20 + i };
 		ASSERT_OK(create_anon(self->fd, h[i].roff, each));
@@ -780,9 +781,12 @@ TEST_F_TIMEOUT(mm, oom_guest_wide, 400)
 	ASSERT_OK(munmap(p, A));
 
 	region_drop(self);
-	after = avail_settle(base - 64 * 1024);
-	TH_LOG("MemAvailable %ld kB before, %ld kB after", base, after);
+	after = avail_settle(base - 8 * 1024);
+	TH_LOG("MemAvailable %ld kB before, %ld kB after; Shmem %ld -> %ld",
+	       base, after, shmem, meminfo_kb("Shmem"));
 	ASSERT_LE(base - 64 * 1024, after);
+	/* The region's objects are shmem: all of it must be gone. */
+	ASSERT_GE(shmem + 8 * 1024, meminfo_kb("Shmem"));
 }
 
 /* ---- huge pages ------------------------------------------------------- */
@@ -893,7 +897,8 @@ TEST_F_TIMEOUT(mm, swap_pageout, 60)
 	long used0, used1, rss0, rss1;
 	char *p, *q;
 
-	ASSERT_EQ(0, zram_swap_on(self)) TH_LOG("zram swap: %s", strerror(errno));
+	ASSERT_EQ(0, zram_swap_on(self))
+		TH_LOG("zram swap: %s", strerror(errno));
 	ASSERT_OK(create_anon(self->fd, 0, size));
 	ASSERT_MAPS(p, attach(self->fd));
 	fill(p, size, 15);
@@ -943,17 +948,89 @@ static int churn(void *arg)
 	return 0;
 }
 
-/* Compaction moves region pages under readers and writers. */
+/* The PFNs of @n pages at @p, from pagemap (root sees them); 0 or -1. */
+static int pfns(char *p, size_t n, uint64_t *pfn)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	ssize_t len = n * sizeof(*pfn);
+	size_t i;
+
+	if (fd < 0)
+		return -1;
+	if (pread(fd, pfn, len, (unsigned long)p / PG * 8) != len) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	for (i = 0; i < n; i++)
+		pfn[i] &= (1ULL << 55) - 1;
+	return 0;
+}
+
+static long vmstat(const char *key)
+{
+	char line[128];
+	size_t klen = strlen(key);
+	long v = -1;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ' ')
+			v = strtol(line + klen + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/*
+ * Fault @len bytes at @p in with pattern @seed while most of free memory
+ * is taken by a private huge-page buffer, which is freed afterwards.
+ */
+static int filled_fault(char *p, size_t len, int seed)
+{
+	size_t fill_len = meminfo_kb("MemFree") * KIB / 2 & ~(HPAGE - 1);
+	char *f = mmap(NULL, fill_len, RW, MAP_PRIVATE | MAP_ANONYMOUS |
+		       MAP_NORESERVE, -1, 0);
+	size_t i;
+
+	if (f == MAP_FAILED)
+		return -1;
+	madvise(f, fill_len, MADV_HUGEPAGE);
+	for (i = 0; i < fill_len; i += PG)
+		f[i] = 1;
+	fill(p, len, seed);
+	return munmap(f, fill_len);
+}
+
+/*
+ * Compaction under readers and writers of a region: every byte stays what
+ * it was, whether region pages move or not (their PFNs are compared).
+ */
 TEST_F_TIMEOUT(mm, compaction, 120)
 {
-	const size_t size = 8 * MIB;
+	const size_t size = 8 * MIB, n = 2 * size / PG;
+	uint64_t *before, *after;
+	long migrated;
 	struct churner c[2];
 	pid_t pid[2];
+	size_t moved = 0, k;
 	char *p;
 	int i;
 
+	before = calloc(n, sizeof(*before));
+	after = calloc(n, sizeof(*after));
+	ASSERT_TRUE(before && after);
 	ASSERT_OK(create_anon(self->fd, 0, 2 * size));
 	ASSERT_MAPS(p, attach(self->fd));
+	/*
+	 * Where compaction finds pages to move, in the part of memory a
+	 * filler takes last: the region's pages go where the filler left
+	 * room, and the filler's memory is free again when compaction runs.
+	 */
+	ASSERT_OK(filled_fault(p, 2 * size, 29));
+	ASSERT_OK(pfns(p, n, before));
+	migrated = vmstat("pgmigrate_success");
 	for (i = 0; i < 2; i++) {
 		c[i] = (struct churner){ p + i * size, size, 30 + 10 * i, 4 };
 		pid[i] = spawn(churn, &c[i]);
@@ -967,7 +1044,19 @@ TEST_F_TIMEOUT(mm, compaction, 120)
 		ASSERT_EQ(0, wait_exit(pid[i]));
 	for (i = 0; i < 2; i++)
 		ASSERT_PATTERN(p + i * size, size, c[i].seed + 3);
+	ASSERT_OK(pfns(p, n, after));
+	for (k = 0; k < n; k++)
+		moved += before[k] != after[k];
+	/*
+	 * Whether compaction picks region pages depends on where they lie
+	 * (the fast kernel moves some, the debug kernel's layout may not):
+	 * logged, not asserted. The data checks above hold either way.
+	 */
+	TH_LOG("%zu of %zu region pages moved, pgmigrate_success +%ld",
+	       moved, n, vmstat("pgmigrate_success") - migrated);
 	ASSERT_OK(munmap(p, A));
+	free(before);
+	free(after);
 }
 
 static bool have_node1(void)
