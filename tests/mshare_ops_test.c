@@ -620,7 +620,10 @@ TEST_F(fdinfo, objects)
 	close(mfd);
 }
 
-/* A memfd (or any unlinked tmpfs file) is a file: its line has its path. */
+/*
+ * A memfd (or any unlinked tmpfs file) is a file: its line has its path.
+ * Shared anonymous memory is shmem too, but its line says "anon".
+ */
 TEST_F(fdinfo, memfd_path)
 {
 	int fd = self->r.fd, mfd;
@@ -631,13 +634,16 @@ TEST_F(fdinfo, memfd_path)
 	ASSERT_LE(0, mfd);
 	ASSERT_EQ(1, pwrite(mfd, "m", 1, PG));
 	ASSERT_OK(mshare_create(fd, 0, PG, PG, RW, FILEMAP, mfd));
+	ASSERT_OK(create_anon(fd, MIB, 2 * PG, PROT_READ));
 	ASSERT_MAPS(p, attach(fd, RW));
 	ASSERT_EQ('m', p[0]);
 	ASSERT_EQ(0, peer_write(&self->r, p, 1, 'n'));
 	ASSERT_EQ(1, pread(mfd, p + 2, 1, PG + 1) == 1 && p[2] == 'n');
+	ASSERT_EQ(0, p[MIB + PG]);
 	ASSERT_FDINFO(fd, &fi);
-	ASSERT_EQ(1L, fi.objects);
+	ASSERT_EQ(2L, fi.objects);
 	ASSERT_OBJ(&fi.obj[0], 0, PG, "rw-", PG, "/memfd:ops (deleted)");
+	ASSERT_OBJ(&fi.obj[1], MIB, 2 * PG, "r--", 0, "anon");
 	ASSERT_OK(munmap(p, A));
 	close(mfd);
 }

@@ -827,7 +827,7 @@ TEST_F_TIMEOUT(region, tlb_replace_middle_page, 600)
 }
 
 /* ------------------------------------------------------------------ */
-/* 3. Every other system call on an attachment fails safely            */
+/* 3. Every other system call on an attachment acts on the region      */
 /* ------------------------------------------------------------------ */
 
 #define OBJ_SIZE	(2 * MIB)

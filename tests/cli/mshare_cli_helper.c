@@ -4,7 +4,7 @@
  * region "mshare run" handed over (MSHARE_FD, MSHARE_ADDR, MSHARE_SIZE,
  * MSHARE_PROT) and then performs its arguments in order:
  *
- *   fill N        write 'm' to the first N bytes
+ *   fill N        write 'm' to the first N bytes (N may end in K, M or G)
  *   verify N      the first N bytes must be 'm'
  *   hold FILE     create FILE, then wait until it is removed (lets the test
  *                 look at the region while it is attached)
@@ -40,6 +40,25 @@ static unsigned long env_num(const char *name)
 		exit(1);
 	}
 	return strtoul(v, NULL, 0);
+}
+
+/* A byte count: a number with an optional K, M or G suffix. */
+static unsigned long size_arg(const char *s)
+{
+	char *end;
+	unsigned long n = strtoul(s, &end, 0);
+
+	switch (*end) {
+	case 'G':
+		n <<= 10;
+		/* fall through */
+	case 'M':
+		n <<= 10;
+		/* fall through */
+	case 'K':
+		n <<= 10;
+	}
+	return n;
 }
 
 static int hold(const char *file)
@@ -95,10 +114,10 @@ int main(int argc, char **argv)
 		const char *op = argv[i], *arg = i + 1 < argc ? argv[i + 1] : "0";
 
 		if (!strcmp(op, "fill")) {
-			memset(m, 'm', strtoul(arg, NULL, 0));
+			memset(m, 'm', size_arg(arg));
 			i++;
 		} else if (!strcmp(op, "verify")) {
-			unsigned long j, n = strtoul(arg, NULL, 0);
+			unsigned long j, n = size_arg(arg);
 
 			for (j = 0; j < n; j++)
 				if (m[j] != 'm') {
