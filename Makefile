@@ -13,10 +13,14 @@ FLAVOURS := fast debug
 
 all: kernels tests initramfs
 
-# Everything from nothing: packages, kernel tree, both kernels, the suite.
+# Everything from nothing: packages, kernel tree, both kernels, a short
+# stress run on each, then the suite, which prints the closing line.
+TEST_STRESS_SECONDS ?= 60
 test: deps
 	@$(MAKE) --no-print-directory kernels tests initramfs
 	@$(S)/check-harness.sh fast
+	@STRESS_SECONDS=$(TEST_STRESS_SECONDS) $(S)/stress.sh fast
+	@STRESS_SECONDS=$(TEST_STRESS_SECONDS) $(S)/stress.sh debug
 	@$(S)/test.sh $(FLAVOURS)
 
 test-fast test-debug: test-%: deps
