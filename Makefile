@@ -6,7 +6,7 @@ S := scripts
 FLAVOURS := fast debug
 
 .PHONY: all test test-fast test-debug run bench bench-1500 shell guest deps \
-	tree export squash \
+	tree export squash series \
 	kernels kernel-fast kernel-debug headers tests examples initramfs \
 	tools man-lint checkpatch check-harness stress stress-short \
 	check-series clean distclean
@@ -77,6 +77,11 @@ tree:
 
 export:
 	@$(S)/export.sh
+
+# Where the git am-ready series is, and how to apply it.
+series:
+	@echo "$(CURDIR)/kernel/patches: $$(grep -c . kernel/patches/series) patches against Debian linux-source-6.12 $$(cat kernel/VERSION)"
+	@echo "apply: cd <linux 6.12 tree> && git am $(CURDIR)/kernel/patches/*.patch"
 
 # Fold fixup! commits into the series, keeping builds incremental.
 squash:
