@@ -44,43 +44,12 @@
 /* The alignment (and size of every region here), from mshare_info. */
 static unsigned long A;
 
-#define ASSERT_OK(call) do {						\
-	long _r = (long)(call);						\
-									\
-	ASSERT_EQ(0L, _r) TH_LOG("%s: %s", #call, strerror(errno));	\
-} while (0)
-
-/* mmap()-like @call must succeed; its result goes to @p. */
-#define ASSERT_MAPS(p, call) do {					\
-	__typeof__(p) _m = (call);					\
-									\
-	ASSERT_TRUE((void *)_m != MAP_FAILED)				\
-		TH_LOG("%s: %s", #call, strerror(errno));		\
-	(p) = _m;							\
-} while (0)
-
 /* @p must be a multiple of the alignment. */
 #define ASSERT_ALIGNED(p) do {						\
 	unsigned long _a = (unsigned long)(p);				\
 									\
 	ASSERT_EQ(0UL, _a % A) TH_LOG("%#lx is not aligned", _a);	\
 } while (0)
-
-/*
- * Child processes must not use ASSERT_* (a failure would run the
- * fixture's teardown in the child): they report and exit non-zero.
- * FAILED(cond) is true, after a message, when @cond does not hold.
- */
-#define FAILED(cond) child_failed(cond, #cond, __func__, __LINE__)
-
-static bool child_failed(bool ok, const char *what, const char *fn,
-			 int line)
-{
-	if (!ok)
-		fprintf(stderr, "# child %d: %s:%d: %s (errno %d, %s)\n",
-			getpid(), fn, line, what, errno, strerror(errno));
-	return !ok;
-}
 
 /* ---- helpers ---------------------------------------------------------- */
 
@@ -140,50 +109,6 @@ static unsigned long free_aligned(unsigned long from)
 	}
 	return 0;
 }
-
-/* The byte at @i of pattern @seed: differs between pages and seeds. */
-static char pat(int seed, size_t i)
-{
-	return (char)(seed * 37 + (i >> 12) * 11 + (i & 0xff));
-}
-
-static void fill(char *p, size_t len, int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = pat(seed, i);
-}
-
-/*
- * Index of the first of @len bytes at @p that is not bytes @from... of
- * pattern @seed, or -1.
- */
-static long mismatch_from(const char *p, size_t len, int seed,
-			  size_t from)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != pat(seed, from + i))
-			return i;
-	return -1;
-}
-
-static long mismatch(const char *p, size_t len, int seed)
-{
-	return mismatch_from(p, len, seed, 0);
-}
-
-#define ASSERT_PATTERN_FROM(p, len, seed, from) do {			\
-	const char *_p = (p);						\
-	int _seed = (seed);						\
-									\
-	ASSERT_EQ(-1L, mismatch_from(_p, len, _seed, from))		\
-		TH_LOG("pattern %d at %p differs", _seed, _p);		\
-} while (0)
-
-#define ASSERT_PATTERN(p, len, seed) ASSERT_PATTERN_FROM(p, len, seed, 0)
 
 struct touch {
 	char *p;

@@ -60,21 +60,6 @@
 /* The alignment (and size of every region here), from mshare_info. */
 static unsigned long A;
 
-#define ASSERT_OK(call) do {						\
-	long _r = (long)(call);						\
-									\
-	ASSERT_EQ(0L, _r) TH_LOG("%s: %s", #call, strerror(errno));	\
-} while (0)
-
-/* mmap()-like @call must succeed; its result goes to @p. */
-#define ASSERT_MAPS(p, call) do {					\
-	__typeof__(p) _m = (call);					\
-									\
-	ASSERT_TRUE((void *)_m != MAP_FAILED)				\
-		TH_LOG("%s: %s", #call, strerror(errno));		\
-	(p) = _m;							\
-} while (0)
-
 /* A transfer @call must move exactly @n bytes. */
 #define ASSERT_MOVES(n, call) do {					\
 	long _want = (long)(n), _got = (long)(call);			\
@@ -82,22 +67,6 @@ static unsigned long A;
 	ASSERT_EQ(_want, _got) TH_LOG("%s: %s", #call,			\
 				      _got < 0 ? strerror(errno) : "short"); \
 } while (0)
-
-/*
- * Child processes must not use ASSERT_* (a failure would run the
- * fixture's teardown in the child): they report and exit non-zero.
- * FAILED(cond) is true, after a message, when @cond does not hold.
- */
-#define FAILED(cond) child_failed(cond, #cond, __func__, __LINE__)
-
-static bool child_failed(bool ok, const char *what, const char *fn,
-			 int line)
-{
-	if (!ok)
-		fprintf(stderr, "# child %d: %s:%d: %s (errno %d, %s)\n",
-			getpid(), fn, line, what, errno, strerror(errno));
-	return !ok;
-}
 
 /* ---- helpers ---------------------------------------------------------- */
 
@@ -111,44 +80,6 @@ static char *attach(int fd, unsigned long addr, int prot, int flags)
 	return mmap((void *)addr, A, prot, MAP_SHARED | flags, fd, 0);
 }
 
-/* The byte at @i of pattern @seed: differs between pages and seeds. */
-static char pat(int seed, size_t i)
-{
-	return (char)(seed * 37 + (i >> 12) * 11 + (i & 0xff));
-}
-
-static void fill_from(char *p, size_t len, int seed, size_t from)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = pat(seed, from + i);
-}
-
-static void fill(char *p, size_t len, int seed)
-{
-	fill_from(p, len, seed, 0);
-}
-
-/*
- * Index of the first of @len bytes at @p that is not bytes @from... of
- * pattern @seed, or -1.
- */
-static long mismatch_from(const char *p, size_t len, int seed, size_t from)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != pat(seed, from + i))
-			return i;
-	return -1;
-}
-
-static long mismatch(const char *p, size_t len, int seed)
-{
-	return mismatch_from(p, len, seed, 0);
-}
-
 /* Index of the first non-zero byte of @len at @p, or -1. */
 static long nonzero(const char *p, size_t len)
 {
@@ -159,17 +90,6 @@ static long nonzero(const char *p, size_t len)
 			return i;
 	return -1;
 }
-
-#define ASSERT_PATTERN_FROM(p, len, seed, from) do {			\
-	const char *_p = (p);						\
-	int _seed = (seed);						\
-	long _at = mismatch_from(_p, len, _seed, from);			\
-									\
-	ASSERT_EQ(-1L, _at) TH_LOG("pattern %d at %p differs at +%#lx", \
-				   _seed, _p, _at);			\
-} while (0)
-
-#define ASSERT_PATTERN(p, len, seed) ASSERT_PATTERN_FROM(p, len, seed, 0)
 
 #define ASSERT_ZERO(p, len) do {					\
 	const char *_p = (p);						\
@@ -266,20 +186,8 @@ struct region {
 
 static void region_cleanup(pid_t pid)
 {
-	char prefix[32];
-	struct dirent *d;
-	DIR *dir;
-
-	if (!pid)
-		return;
-	snprintf(prefix, sizeof(prefix), "hg-%d-", pid);
-	dir = opendir(MSHARE_DIR);
-	if (!dir)
-		return;
-	while ((d = readdir(dir)))
-		if (!strncmp(d->d_name, prefix, strlen(prefix)))
-			unlinkat(dirfd(dir), d->d_name, 0);
-	closedir(dir);
+	if (pid)
+		unlink_tagged(MSHARE_DIR, "hg", pid);
 }
 
 /*

@@ -60,69 +60,7 @@
 /* The alignment (and size of every region here), from mshare_info. */
 static unsigned long A;
 
-#define ASSERT_OK(call) do {						\
-	long _r = (long)(call);						\
-									\
-	ASSERT_EQ(0L, _r) TH_LOG("%s: %s", #call, strerror(errno));	\
-} while (0)
-
-#define ASSERT_MAPS(p, call) do {					\
-	__typeof__(p) _m = (call);					\
-									\
-	ASSERT_TRUE((void *)_m != MAP_FAILED)				\
-		TH_LOG("%s: %s", #call, strerror(errno));		\
-	(p) = _m;							\
-} while (0)
-
-/*
- * Child processes must not use ASSERT_*: they report and exit non-zero.
- * FAILED(cond) is true, after a message, when @cond does not hold.
- */
-#define FAILED(cond) child_failed(cond, #cond, __func__, __LINE__)
-
-static bool child_failed(bool ok, const char *what, const char *fn,
-			 int line)
-{
-	if (!ok)
-		fprintf(stderr, "# child %d: %s:%d: %s (errno %d, %s)\n",
-			getpid(), fn, line, what, errno, strerror(errno));
-	return !ok;
-}
-
 /* ---- data ------------------------------------------------------------- */
-
-/* The byte at @i of pattern @seed: differs between pages and seeds. */
-static char pat(int seed, size_t i)
-{
-	return (char)(seed * 37 + (i >> 12) * 11 + (i & 0xff));
-}
-
-static void fill(char *p, size_t len, int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = pat(seed, i);
-}
-
-/* Index of the first byte of @p that is not pattern @seed, or -1. */
-static long mismatch(const char *p, size_t len, int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != pat(seed, i))
-			return i;
-	return -1;
-}
-
-#define ASSERT_PATTERN(p, len, seed) do {				\
-	const char *_p = (p);						\
-	long _at = mismatch(_p, len, seed);				\
-									\
-	ASSERT_EQ(-1L, _at) TH_LOG("pattern %d at %p differs at %ld",	\
-				   (int)(seed), _p, _at);		\
-} while (0)
 
 /* One byte per page, cheap enough for hundreds of MiB under emulation. */
 static char page_tag(int seed, size_t pgno)
@@ -367,9 +305,6 @@ FIXTURE_SETUP(mm)
 
 FIXTURE_TEARDOWN_PARENT(mm)
 {
-	char prefix[32];
-	struct dirent *d;
-	DIR *dir;
 	int i;
 
 	for (i = self->nsaved - 1; i >= 0; i--)
@@ -378,14 +313,7 @@ FIXTURE_TEARDOWN_PARENT(mm)
 		swap_off();
 	if (self->cgroup[0])
 		rmdir(self->cgroup);
-	snprintf(prefix, sizeof(prefix), "mm-%d-", self->pid);
-	dir = opendir(MSHARE_DIR);
-	if (!dir)
-		return;
-	while ((d = readdir(dir)))
-		if (!strncmp(d->d_name, prefix, strlen(prefix)))
-			unlinkat(dirfd(dir), d->d_name, 0);
-	closedir(dir);
+	unlink_tagged(MSHARE_DIR, "mm", self->pid);
 }
 
 static char *attach(int fd)

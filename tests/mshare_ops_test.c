@@ -41,9 +41,6 @@
 /* What run_child() returns for a child killed by SIGSEGV. */
 #define SEGV		(128 + SIGSEGV)
 
-/* Seed of "all zeros" for the pattern checks. */
-#define ZERO		(-1)
-
 /* The alignment (and size of every region here), from mshare_info. */
 static unsigned long A;
 
@@ -53,82 +50,12 @@ static unsigned long A;
  */
 #define BIG		(4 * MIB)
 
-#define ASSERT_OK(call) do {						\
-	long _r = (long)(call);						\
-									\
-	ASSERT_EQ(0L, _r) TH_LOG("%s: %s", #call, strerror(errno));	\
-} while (0)
-
-#define ASSERT_MAPS(p, call) do {					\
-	__typeof__(p) _m = (call);					\
-									\
-	ASSERT_TRUE((void *)_m != MAP_FAILED)				\
-		TH_LOG("%s: %s", #call, strerror(errno));		\
-	(p) = _m;							\
-} while (0)
-
-/* Children report and exit non-zero instead of using ASSERT_*. */
-#define FAILED(cond) child_failed(cond, #cond, __func__, __LINE__)
-
-static bool child_failed(bool ok, const char *what, const char *fn, int line)
-{
-	if (!ok)
-		fprintf(stderr, "# child %d: %s:%d: %s (errno %d, %s)\n",
-			getpid(), fn, line, what, errno, strerror(errno));
-	return !ok;
-}
-
 __attribute__((constructor)) static void setup_globals(void)
 {
 	A = read_align();
 }
 
 /* ---- data ------------------------------------------------------------- */
-
-/* The byte at @i of pattern @seed (ZERO: 0). */
-static char pat(int seed, size_t i)
-{
-	if (seed == ZERO)
-		return 0;
-	return (char)(seed * 37 + (i >> 12) * 11 + (i & 0xff));
-}
-
-static void fill(char *p, size_t len, int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = pat(seed, i);
-}
-
-/*
- * Index of the first of @len bytes at @p that is not bytes @from... of
- * pattern @seed, or -1.
- */
-static long mismatch_from(const char *p, size_t len, int seed, size_t from)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != pat(seed, from + i))
-			return i;
-	return -1;
-}
-
-static long mismatch(const char *p, size_t len, int seed)
-{
-	return mismatch_from(p, len, seed, 0);
-}
-
-#define ASSERT_PATTERN_FROM(p, len, seed, from) do {			\
-	const char *_p = (p);						\
-	int _seed = (seed);						\
-									\
-	ASSERT_EQ(-1L, mismatch_from(_p, len, _seed, from))		\
-		TH_LOG("pattern %d at %p differs", _seed, _p);		\
-} while (0)
-
-#define ASSERT_PATTERN(p, len, seed) ASSERT_PATTERN_FROM(p, len, seed, 0)
 
 /* Pattern @seed in the first byte of each page only: for big objects. */
 static void fill_pages(char *p, size_t len, int seed)
@@ -200,28 +127,12 @@ static void region_setup(struct __test_metadata *_metadata, struct region *r)
 				   strerror(errno));
 }
 
-static void cleanup_dir(const char *path, pid_t pid)
-{
-	char prefix[32];
-	struct dirent *d;
-	DIR *dir;
-
-	snprintf(prefix, sizeof(prefix), "ops-%d-", pid);
-	dir = opendir(path);
-	if (!dir)
-		return;
-	while ((d = readdir(dir)))
-		if (!strncmp(d->d_name, prefix, strlen(prefix)))
-			unlinkat(dirfd(dir), d->d_name, 0);
-	closedir(dir);
-}
-
 static void ops_cleanup(pid_t pid)
 {
 	if (!pid)
 		return;
-	cleanup_dir(MSHARE_DIR, pid);
-	cleanup_dir(DISK_DIR, pid);
+	unlink_tagged(MSHARE_DIR, "ops", pid);
+	unlink_tagged(DISK_DIR, "ops", pid);
 }
 
 /* One fixture per group of tests, each with a region sized to A. */

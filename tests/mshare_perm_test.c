@@ -39,40 +39,28 @@
 #define TMP_TEMPLATE	"/tmp/mshare-perm-XXXXXX"
 
 /* The byte at @i of the pattern every object here is filled with. */
-static char pat(size_t i)
+static char obj_pat(size_t i)
 {
 	return (char)(0x5a ^ (i >> 12) ^ (i * 7));
 }
 
-static void fill(char *p, size_t len)
+static void obj_fill(char *p, size_t len)
 {
 	size_t i;
 
 	for (i = 0; i < len; i++)
-		p[i] = pat(i);
+		p[i] = obj_pat(i);
 }
 
 /* Index of the first byte of @p that is not the pattern, or -1. */
-static long mismatch(const char *p, size_t len)
+static long obj_mismatch(const char *p, size_t len)
 {
 	size_t i;
 
 	for (i = 0; i < len; i++)
-		if (p[i] != pat(i))
+		if (p[i] != obj_pat(i))
 			return i;
 	return -1;
-}
-
-/* Child processes report a failed check and exit non-zero. */
-#define FAILED(cond) child_failed(cond, #cond, __LINE__)
-
-static bool child_failed(bool ok, const char *what, int line)
-{
-	if (!ok)
-		fprintf(stderr, "# child %d, uid %d, line %d: %s (%d: %s)\n",
-			getpid(), getuid(), line, what, errno,
-			strerror(errno));
-	return !ok;
 }
 
 static bool failed_with(long ret, int err)
@@ -125,7 +113,7 @@ static int make_a_regions(void *arg)
 		 0);
 	if (FAILED(p != MAP_FAILED))
 		return 1;
-	fill(p, OBJ_SIZE);
+	obj_fill(p, OBJ_SIZE);
 	/* The region and its data outlive the creator. */
 	return 0;
 }
@@ -146,20 +134,8 @@ FIXTURE_SETUP(perm)
 
 FIXTURE_TEARDOWN_PARENT(perm)
 {
-	char prefix[32];
-	struct dirent *d;
-	DIR *dir;
-
-	if (!self->pid)
-		return;
-	snprintf(prefix, sizeof(prefix), "perm-%d-", self->pid);
-	dir = opendir(MSHARE_DIR);
-	if (!dir)
-		return;
-	while ((d = readdir(dir)))
-		if (!strncmp(d->d_name, prefix, strlen(prefix)))
-			unlinkat(dirfd(dir), d->d_name, 0);
-	closedir(dir);
+	if (self->pid)
+		unlink_tagged(MSHARE_DIR, "perm", self->pid);
 }
 
 /*
@@ -186,7 +162,7 @@ static void assert_untouched(struct __test_metadata *_metadata,
 	if (size) {
 		p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
 		ASSERT_NE(MAP_FAILED, p);
-		ASSERT_EQ(-1L, mismatch(p, OBJ_SIZE));
+		ASSERT_EQ(-1L, obj_mismatch(p, OBJ_SIZE));
 		/* Nothing was placed after the object. */
 		ASSERT_EQ(SEGV, run_child(do_store, p + OBJ_SIZE));
 		ASSERT_EQ(0, munmap(p, size));
@@ -339,11 +315,11 @@ TEST_F(perm, root_is_as_on_tmpfs)
 	p = mmap(NULL, self->align, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 		 0);
 	ASSERT_NE(MAP_FAILED, p);
-	ASSERT_EQ(-1L, mismatch(p, OBJ_SIZE));
+	ASSERT_EQ(-1L, obj_mismatch(p, OBJ_SIZE));
 	p[0] = 'r';
 	ASSERT_EQ(0, read_info(fd, &info));
 	ASSERT_EQ((__u64)self->align, info.size);
-	p[0] = pat(0);
+	p[0] = obj_pat(0);
 	ASSERT_EQ(0, munmap(p, self->align));
 	close(fd);
 	assert_untouched(_metadata, self->a_path, self->align);
@@ -420,7 +396,7 @@ TEST_F(perm, readonly_attachment_cannot_write)
 	ASSERT_LE(0, fd);
 	p = mmap(NULL, self->align, PROT_READ, MAP_SHARED, fd, 0);
 	ASSERT_NE(MAP_FAILED, p);
-	ASSERT_EQ(-1L, mismatch(p, OBJ_SIZE));
+	ASSERT_EQ(-1L, obj_mismatch(p, OBJ_SIZE));
 	memset(buf, 'w', sizeof(buf));
 
 	/* Stores. */
@@ -451,7 +427,7 @@ TEST_F(perm, readonly_attachment_cannot_write)
 	ASSERT_FAILS(EINVAL, madvise(p, OBJ_SIZE, MADV_POPULATE_WRITE));
 	ASSERT_EQ(0, madvise(p, OBJ_SIZE, MADV_DONTNEED));
 	ASSERT_EQ(0, madvise(p, OBJ_SIZE, MADV_PAGEOUT));
-	ASSERT_EQ(-1L, mismatch(p, OBJ_SIZE));
+	ASSERT_EQ(-1L, obj_mismatch(p, OBJ_SIZE));
 
 	/* process_vm_writev into ourselves. */
 	local.iov_base = buf;
@@ -506,7 +482,7 @@ TEST_F(perm, readonly_attachment_cannot_write)
 	ASSERT_FAILS(EBADF, fallocate(fd, FALLOC_FL_PUNCH_HOLE |
 				      FALLOC_FL_KEEP_SIZE, 0, OBJ_SIZE));
 
-	ASSERT_EQ(-1L, mismatch(p, OBJ_SIZE));
+	ASSERT_EQ(-1L, obj_mismatch(p, OBJ_SIZE));
 	ASSERT_EQ(0, munmap(p, self->align));
 	close(fd);
 	assert_untouched(_metadata, self->a_path, self->align);

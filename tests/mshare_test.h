@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the msharefs tests share: includes, paths, fallback definitions for
- * older libc headers, the errno assertions, and small helpers for regions,
- * objects, child processes and /proc numbers. Include it instead of
- * kselftest_harness.h.
+ * older libc headers, the errno and mapping assertions, the data patterns,
+ * and small helpers for regions, objects, child processes and /proc
+ * numbers. Include it instead of kselftest_harness.h.
  */
 #ifndef MSHARE_TEST_H
 #define MSHARE_TEST_H
@@ -94,6 +94,80 @@
 #define ASSERT_FAILS(err, call)	__ASSERT_FAILS(err, call, #call, "")
 #define ASSERT_FAILS_MSG(err, call, fmt, ...)				\
 	__ASSERT_FAILS(err, call, #call, fmt, ##__VA_ARGS__)
+
+/* @call must return 0. */
+#define ASSERT_OK(call) do {						\
+	long _r = (long)(call);						\
+									\
+	ASSERT_EQ(0L, _r) TH_LOG("%s: %s", #call, strerror(errno));	\
+} while (0)
+
+/* mmap()-like @call must succeed; its result goes to @p. */
+#define ASSERT_MAPS(p, call) do {					\
+	__typeof__(p) _m = (call);					\
+									\
+	ASSERT_TRUE((void *)_m != MAP_FAILED)				\
+		TH_LOG("%s: %s", #call, strerror(errno));		\
+	(p) = _m;							\
+} while (0)
+
+/* ---- data patterns ------------------------------------------------------ */
+
+/* Seed of "all zeros" for the pattern helpers. */
+#define ZERO		(-1)
+
+/* The byte at @i of pattern @seed: differs between pages and seeds. */
+static inline char pat(int seed, size_t i)
+{
+	if (seed == ZERO)
+		return 0;
+	return (char)(seed * 37 + (i >> 12) * 11 + (i & 0xff));
+}
+
+/* Fill @len bytes at @p with bytes @from... of pattern @seed. */
+static inline void fill_from(char *p, size_t len, int seed, size_t from)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = pat(seed, from + i);
+}
+
+static inline void fill(char *p, size_t len, int seed)
+{
+	fill_from(p, len, seed, 0);
+}
+
+/*
+ * Index of the first of @len bytes at @p that is not bytes @from... of
+ * pattern @seed, or -1.
+ */
+static inline long mismatch_from(const char *p, size_t len, int seed,
+				 size_t from)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != pat(seed, from + i))
+			return i;
+	return -1;
+}
+
+static inline long mismatch(const char *p, size_t len, int seed)
+{
+	return mismatch_from(p, len, seed, 0);
+}
+
+#define ASSERT_PATTERN_FROM(p, len, seed, from) do {			\
+	const char *_p = (p);						\
+	int _seed = (seed);						\
+	long _at = mismatch_from(_p, len, _seed, from);			\
+									\
+	ASSERT_EQ(-1L, _at) TH_LOG("pattern %d at %p differs at +%#lx", \
+				   _seed, _p, _at);			\
+} while (0)
+
+#define ASSERT_PATTERN(p, len, seed) ASSERT_PATTERN_FROM(p, len, seed, 0)
 
 /* ---- files and /proc ---------------------------------------------------- */
 
@@ -235,6 +309,26 @@ static inline long free_kb(void)
 	return v < 0 || pcp < 0 ? -1 : v + pcp;
 }
 
+/*
+ * Unlink the entries of directory @path named "@tag-@pid-...": what the
+ * tests of process @pid left there.
+ */
+static inline void unlink_tagged(const char *path, const char *tag, pid_t pid)
+{
+	char prefix[32];
+	struct dirent *d;
+	DIR *dir;
+
+	snprintf(prefix, sizeof(prefix), "%s-%d-", tag, pid);
+	dir = opendir(path);
+	if (!dir)
+		return;
+	while ((d = readdir(dir)))
+		if (!strncmp(d->d_name, prefix, strlen(prefix)))
+			unlinkat(dirfd(dir), d->d_name, 0);
+	closedir(dir);
+}
+
 static inline int drop_caches(void)
 {
 	sync();
@@ -367,6 +461,24 @@ static inline int run_child(int (*fn)(void *), void *arg)
 		_exit(fn(arg));
 	}
 	return wait_exit(pid);
+}
+
+/*
+ * Child processes must not use ASSERT_* (a failure would run the
+ * fixture's teardown in the child): they report and exit non-zero.
+ * FAILED(cond) is true, after a message, when @cond does not hold.
+ */
+#define FAILED(cond) child_failed(cond, #cond, __func__, __LINE__)
+
+static inline bool child_failed(bool ok, const char *what, const char *fn,
+				int line)
+{
+	if (!ok)
+		fprintf(stderr,
+			"# child %d, uid %d: %s:%d: %s (errno %d, %s)\n",
+			getpid(), getuid(), fn, line, what, errno,
+			strerror(errno));
+	return !ok;
 }
 
 /* Drop every privilege to @uid/@gid, with no supplementary groups. */

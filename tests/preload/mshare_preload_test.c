@@ -10,28 +10,10 @@
  * Needs root, msharefs on /sys/fs/mshare and the default threshold
  * (64 MiB; MSHARE_PRELOAD_THRESHOLD must not be set).
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/ipc.h>
-#include <sys/mman.h>
 #include <sys/shm.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include "kselftest_harness.h"
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wclobbered"
-#endif
+#include "../mshare_test.h"
 
 #define MIB	(1UL << 20)
 #define BIG	(64 * MIB)
