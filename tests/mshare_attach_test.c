@@ -23,19 +23,13 @@
 #include "mshare_test.h"
 
 #define EXPECTED_ALIGN	549755813888UL
-#define DISK_DIR	"/mnt/disk"
 #define HUGE_DIR	"/dev/hugepages"
 #define EXEC_ENV	"MSHARE_ATTACH_TEST_EXEC_CHECK"
 
 #define KIB		1024UL
 #define MIB		(1024 * KIB)
 #define GIB		(1024 * MIB)
-#define PG		4096UL
-#define HPAGE		(2 * MIB)
 
-#define RW		(PROT_READ | PROT_WRITE)
-#define ANON		(MAP_SHARED | MAP_FIXED | MAP_ANONYMOUS)
-#define FILEMAP		(MAP_SHARED | MAP_FIXED)
 #define ANON_HUGE	(ANON | MAP_HUGETLB)
 
 /* What run_child() returns for a child killed by SIGSEGV. */

@@ -37,17 +37,11 @@
 
 #include "mshare_test.h"
 
-#define DISK_DIR	"/mnt/disk"
 
 #define KIB		1024UL
 #define MIB		(1024 * KIB)
 #define GIB		(1024 * MIB)
-#define PG		4096UL
-#define HPAGE		(2 * MIB)
 
-#define RW		(PROT_READ | PROT_WRITE)
-#define ANON		(MAP_SHARED | MAP_FIXED | MAP_ANONYMOUS)
-#define FILEMAP		(MAP_SHARED | MAP_FIXED)
 #define ANON_HUGE	(ANON | MAP_HUGETLB)
 
 /*
@@ -156,7 +150,7 @@ static int disk_file(size_t size, int seed)
  * @from on, else the index of the first difference (or -2 on an error).
  * Reads whole pages, as O_DIRECT must.
  */
-static long file_mismatch(int dfd, off_t off, size_t len, int seed,
+static long direct_mismatch(int dfd, off_t off, size_t len, int seed,
 			  size_t from)
 {
 	off_t start = off & ~(off_t)(PG - 1);
@@ -518,11 +512,11 @@ TEST_F(gup, odirect_anon)
 	for (i = 0, off = 0; i < ARRAY_SIZE(sizes); off += sizes[i++])
 		ASSERT_MOVES(sizes[i], pwrite(dfd, p1 + 4 * MIB + off,
 					      sizes[i], off));
-	ASSERT_EQ(-1L, file_mismatch(dfd, 0, off, 41, 0));
+	ASSERT_EQ(-1L, direct_mismatch(dfd, 0, off, 41, 0));
 	iov[0] = (struct iovec){ p2 + 6 * MIB, MIB };
 	iov[1] = (struct iovec){ p1 + 7 * MIB, MIB };
 	ASSERT_MOVES(2 * MIB, pwritev(dfd, iov, 2, 2 * MIB));
-	ASSERT_EQ(-1L, file_mismatch(dfd, 2 * MIB, 2 * MIB, 41, 2 * MIB));
+	ASSERT_EQ(-1L, direct_mismatch(dfd, 2 * MIB, 2 * MIB, 41, 2 * MIB));
 	close(dfd);
 }
 
@@ -548,7 +542,7 @@ TEST_F(gup, odirect_hugetlb)
 
 	fill(h2, HPAGE, 43);
 	ASSERT_MOVES(HPAGE, pwrite(dfd, h1, HPAGE, 2 * MIB));
-	ASSERT_EQ(-1L, file_mismatch(dfd, 2 * MIB, HPAGE, 43, 0));
+	ASSERT_EQ(-1L, direct_mismatch(dfd, 2 * MIB, HPAGE, 43, 0));
 	close(dfd);
 }
 
@@ -951,7 +945,7 @@ TEST_F(gup, readonly_attachment)
 	ASSERT_MOVES(5000, pread(mfd, buf, 5000, (off_t)r + 3 * PG));
 	ASSERT_PATTERN_FROM(buf, 5000, 80, 3 * PG);
 	ASSERT_MOVES(128 * KIB, pwrite(dfd, r + 64 * KIB, 128 * KIB, MIB));
-	ASSERT_EQ(-1L, file_mismatch(dfd, MIB, 128 * KIB, 80, 64 * KIB));
+	ASSERT_EQ(-1L, direct_mismatch(dfd, MIB, 128 * KIB, 80, 64 * KIB));
 	ASSERT_OK(pipe(pfd));
 	iov = (struct iovec){ r + 128 * KIB, 32 * KIB };
 	ASSERT_MOVES(32 * KIB, vmsplice(pfd[1], &iov, 1, 0));
@@ -1164,15 +1158,15 @@ TEST_F(gup, disk_file_object)
 
 	ASSERT_PATTERN(o1 + PG + 8, 100, 111);
 	ASSERT_PATTERN(o1 + 20 * PG, 200, 111);
-	ASSERT_EQ(-1L, file_mismatch(ffd, 0, PG, 110, 0));
-	ASSERT_EQ(-1L, file_mismatch(ffd, PG, 8, 110, PG));
-	ASSERT_EQ(-1L, file_mismatch(ffd, PG + 8, 100, 111, 0));
-	ASSERT_EQ(-1L, file_mismatch(ffd, 10 * PG, 100, 111, 0));
-	ASSERT_EQ(-1L, file_mismatch(ffd, 2 * PG, 200, 111, 0));
-	ASSERT_EQ(-1L, file_mismatch(ffd, 20 * PG, 200, 111, 0));
-	ASSERT_EQ(-1L, file_mismatch(ffd, 3 * PG, 64, 111, 0));
-	ASSERT_EQ(-1L, file_mismatch(ffd, 30 * PG, 64, 111, 0));
-	ASSERT_EQ(-1L, file_mismatch(ffd, 30 * PG + 64, PG - 64, 110,
+	ASSERT_EQ(-1L, direct_mismatch(ffd, 0, PG, 110, 0));
+	ASSERT_EQ(-1L, direct_mismatch(ffd, PG, 8, 110, PG));
+	ASSERT_EQ(-1L, direct_mismatch(ffd, PG + 8, 100, 111, 0));
+	ASSERT_EQ(-1L, direct_mismatch(ffd, 10 * PG, 100, 111, 0));
+	ASSERT_EQ(-1L, direct_mismatch(ffd, 2 * PG, 200, 111, 0));
+	ASSERT_EQ(-1L, direct_mismatch(ffd, 20 * PG, 200, 111, 0));
+	ASSERT_EQ(-1L, direct_mismatch(ffd, 3 * PG, 64, 111, 0));
+	ASSERT_EQ(-1L, direct_mismatch(ffd, 30 * PG, 64, 111, 0));
+	ASSERT_EQ(-1L, direct_mismatch(ffd, 30 * PG + 64, PG - 64, 110,
 				     30 * PG + 64));
 	ASSERT_OK(mshare_unmap(fd, 256 * MIB, MIB));
 	close(mfd);

@@ -17,7 +17,6 @@
 #define SCAN_SLEEP	THP "khugepaged/scan_sleep_millisecs"
 #define PAGES_TO_SCAN	THP "khugepaged/pages_to_scan"
 #define OBJ		(8UL << 20)
-#define PG		4096UL
 #define WAIT_SECONDS	120
 
 #ifndef MADV_COLLAPSE

@@ -33,11 +33,7 @@
 #define KIB		1024UL
 #define MIB		(1024 * KIB)
 #define GIB		(1024 * MIB)
-#define PG		4096UL
-#define HPAGE		(2 * MIB)
 
-#define RW		(PROT_READ | PROT_WRITE)
-#define ANON		(MAP_SHARED | MAP_FIXED | MAP_ANONYMOUS)
 #define ANON_HUGE	(ANON | MAP_HUGETLB | MAP_HUGE_2MB)
 
 #define CGROOT		"/sys/fs/cgroup"
@@ -1251,17 +1247,6 @@ static int core_of(char *p, const char *filter, Elf64_Phdr *ph, long *secs)
 	return -1;
 }
 
-/* @len bytes of @fd at @off follow pattern @seed. */
-static long file_mismatch(int fd, off_t off, size_t len, int seed)
-{
-	char *buf = malloc(len);
-	long ret = -2;
-
-	if (buf && pread(fd, buf, len, off) == (ssize_t)len)
-		ret = mismatch(buf, len, seed);
-	free(buf);
-	return ret;
-}
 
 static void make_dump_region(struct __test_metadata *_metadata,
 			     FIXTURE_DATA(mm) *self, char **p)

@@ -22,17 +22,11 @@
 
 #include "mshare_test.h"
 
-#define DISK_DIR	"/mnt/disk"
 
 #define KIB		1024UL
 #define MIB		(1024 * KIB)
 #define GIB		(1024 * MIB)
-#define PG		4096UL
-#define HPAGE		(2 * MIB)
 
-#define RW		(PROT_READ | PROT_WRITE)
-#define ANON		(MAP_SHARED | MAP_FIXED | MAP_ANONYMOUS)
-#define FILEMAP		(MAP_SHARED | MAP_FIXED)
 
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE	25
@@ -187,17 +181,6 @@ fail:
 	return -1;
 }
 
-/* Index of the first byte of file @fd at @off that is not @seed, or -1. */
-static long file_mismatch(int fd, off_t off, size_t len, int seed)
-{
-	char *buf = malloc(len);
-	long ret = -2;
-
-	if (buf && pread(fd, buf, len, off) == (ssize_t)len)
-		ret = mismatch(buf, len, seed);
-	free(buf);
-	return ret;
-}
 
 /* ---- /proc/self/fdinfo of a region ------------------------------------ */
 

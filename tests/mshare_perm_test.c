@@ -31,7 +31,6 @@
 
 #define UID_A		1000U
 #define UID_B		1001U
-#define PG		4096UL
 #define OBJ_PAGES	4
 #define OBJ_SIZE	(OBJ_PAGES * PG)
 #define SEGV		(128 + SIGSEGV)

@@ -69,6 +69,16 @@
 #define MAP_FIXED_NOREPLACE	0x100000
 #endif
 
+/* Sizes, protections and flags the tests use everywhere. */
+#define PG		4096UL
+#define HPAGE		(2UL << 20)
+#define RW		(PROT_READ | PROT_WRITE)
+#define ANON		(MAP_SHARED | MAP_FIXED | MAP_ANONYMOUS)
+#define FILEMAP		(MAP_SHARED | MAP_FIXED)
+
+/* A disk file system in the guest, for objects backed by regular files. */
+#define DISK_DIR	"/mnt/disk"
+
 #define MSHARE_DIR	"/sys/fs/mshare"
 #define INFO_NAME	"mshare_info"
 #define INFO_PATH	MSHARE_DIR "/" INFO_NAME
@@ -156,6 +166,18 @@ static inline long mismatch_from(const char *p, size_t len, int seed,
 static inline long mismatch(const char *p, size_t len, int seed)
 {
 	return mismatch_from(p, len, seed, 0);
+}
+
+/* Index of the first byte of file @fd at @off that is not @seed, or -1. */
+static inline long file_mismatch(int fd, off_t off, size_t len, int seed)
+{
+	char *buf = malloc(len);
+	long ret = -2;
+
+	if (buf && pread(fd, buf, len, off) == (ssize_t)len)
+		ret = mismatch(buf, len, seed);
+	free(buf);
+	return ret;
 }
 
 #define ASSERT_PATTERN_FROM(p, len, seed, from) do {			\

@@ -53,8 +53,6 @@
 
 #define FUZZ_SEED	0x6d736872667a7a31ULL
 #define FUZZ_ITERS	20000
-#define PG		4096UL
-#define HPAGE		(2UL << 20)
 #define FILE_SIZE	HPAGE		/* memfd, tmpfs and disk files */
 #define HUGE_SIZE	(2 * HPAGE)	/* hugetlbfs backing */
 #define MAX_OBJS	48
