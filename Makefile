@@ -9,7 +9,8 @@ FLAVOURS := fast debug
 	tree export squash series \
 	kernels kernel-fast kernel-debug headers tests examples initramfs \
 	tools man-lint checkpatch check-harness stress stress-short \
-	check-series clean distclean
+	check-series clean distclean mm-selftests test-mm mm-baseline \
+	baseline-kernels outside
 
 all: kernels tests initramfs
 
@@ -48,12 +49,17 @@ shell: deps
 	@$(MAKE) --no-print-directory kernel-fast tests initramfs
 	@$(S)/run-guest.sh fast shell
 
-# make guest ADD=<host dir> CMD='<command>' [FLAVOUR=debug]
+# make guest CMD='<command>' [ADD=<host dir>] [ROOT=host|initramfs]
+#            [FLAVOUR=debug]
+# ROOT=host (the default) runs CMD in the host's root file system, shared
+# read-only with a writable tmpfs overlay: installed Debian programs run
+# unmodified. ROOT=initramfs runs it in the busybox initramfs.
 FLAVOUR ?= fast
+ROOT ?= host
 guest: deps
-	@test -n "$(ADD)" -a -n "$(CMD)" || { echo "usage: make guest ADD=<dir> CMD='<command>'"; exit 2; }
+	@test -n "$(CMD)" || { echo "usage: make guest CMD='<command>' [ADD=<dir>] [ROOT=host|initramfs]"; exit 2; }
 	@$(MAKE) --no-print-directory kernel-$(FLAVOUR) tests initramfs
-	@$(S)/guest.sh $(FLAVOUR) "$(ADD)" '$(CMD)'
+	@GUEST_ROOT=$(ROOT) $(S)/guest.sh $(FLAVOUR) "$(ADD)" '$(CMD)'
 
 # The race and stress tester (stress/), STRESS_SECONDS long, on the debug
 # kernel unless FLAVOUR is given; stress-short: a minute on each kernel.
@@ -62,6 +68,34 @@ STRESS_FLAVOUR := $(if $(filter command line environment,$(origin FLAVOUR)),$(FL
 stress: deps
 	@$(MAKE) --no-print-directory kernel-$(STRESS_FLAVOUR) headers initramfs
 	@STRESS_SECONDS=$(STRESS_SECONDS) $(S)/stress.sh $(STRESS_FLAVOUR)
+
+# Debian's stress-ng and trinity on the debug kernel while regions are
+# in use, OUTSIDE_SECONDS long.
+OUTSIDE_SECONDS ?= 600
+outside: deps
+	@$(MAKE) --no-print-directory kernel-debug headers initramfs
+	@OUTSIDE_SECONDS=$(OUTSIDE_SECONDS) $(S)/outside.sh debug
+
+# The kernel's mm selftests: test-mm runs every category not excluded on
+# both kernels; mm-baseline also on both without the series, and writes
+# the README table.
+mm-selftests: headers
+	@$(S)/mm-selftests.sh build
+
+test-mm: deps
+	@$(MAKE) --no-print-directory kernels initramfs mm-selftests
+	@rc=0; for k in $(FLAVOURS); do $(S)/mm-selftests.sh run $$k || rc=1; done; \
+		cat $(foreach k,$(FLAVOURS),$(BUILD)/logs/mm-$(k).tap) | \
+		awk '/^ok .*# SKIP/ { s++; next } /^ok / { p++ } /^not ok / { f++ } \
+		END { printf "%d passed, %d failed, %d skipped\n", p, f, s }'; exit $$rc
+
+baseline-kernels: $(BUILD)/linux/.git
+	@$(S)/baseline-kernel.sh fast debug
+
+mm-baseline: deps
+	@$(MAKE) --no-print-directory kernels baseline-kernels initramfs mm-selftests
+	@for k in fast base-fast debug base-debug; do $(S)/mm-selftests.sh run $$k || true; done
+	@$(S)/mm-table.sh
 
 stress-short: deps
 	@$(MAKE) --no-print-directory kernels headers initramfs

@@ -13,6 +13,15 @@ obj=${BUILD_OBJ:-$BUILD/obj-$flavour}
 [ -f "$frag" ] || die "no config fragment $frag"
 [ -e "$KTREE/.git" ] || die "no kernel tree at $KTREE: run 'make tree'"
 
+# The fragments; BASELINE=1 (a tree without the series) drops MSHARE.
+fragments() {
+	if [ "${BASELINE:-0}" = 1 ]; then
+		grep -hv '^CONFIG_MSHARE=' "$CONFIGS/base.config" "$frag"
+	else
+		cat "$CONFIGS/base.config" "$frag"
+	fi
+}
+
 check_config() {
 	local line sym want got bad=0
 	while read -r line; do
@@ -25,21 +34,22 @@ check_config() {
 			log "config: $sym wanted '${want:-n}', got '${got:-n}'"
 			bad=1
 		fi
-	done < <(cat "$CONFIGS/base.config" "$frag")
+	done < <(fragments)
 	[ "$bad" = 0 ] || die "the $flavour config lost requested symbols (missing dependencies?)"
 }
 
 configure() {
 	mkdir -p "$obj"
 	make -s -C "$KTREE" O="$obj" allnoconfig >/dev/null
+	fragments >"$obj/.fragments.new"
 	"$KTREE/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" \
-		"$CONFIGS/base.config" "$frag" >"$obj/merge_config.log"
+		"$obj/.fragments.new" >"$obj/merge_config.log"
 	make -s -C "$KTREE" O="$obj" olddefconfig >/dev/null
 	check_config
-	cat "$CONFIGS/base.config" "$frag" >"$obj/.fragments"
+	mv "$obj/.fragments.new" "$obj/.fragments"
 }
 
-if ! cmp -s <(cat "$CONFIGS/base.config" "$frag") "$obj/.fragments" 2>/dev/null ||
+if ! cmp -s <(fragments) "$obj/.fragments" 2>/dev/null ||
 	[ ! -f "$obj/.config" ]; then
 	log "configuring $flavour kernel"
 	configure

@@ -1,14 +1,24 @@
 #!/usr/bin/env bash
-# make guest: copy a host directory into the guest as /add, run a command
-# there as root (msharefs mounted on /sys/fs/mshare), print its output and
-# exit with its status. Programs must be static or use only busybox.
+# make guest: copy a host directory (or nothing) into the guest as /add,
+# run a command there as root (msharefs mounted on /sys/fs/mshare), print
+# its output and exit with its status.
+#   guest.sh FLAVOUR DIR|"" CMD
+# With GUEST_ROOT=host the command runs in the host's root file system
+# (read-only, under a tmpfs overlay), so installed programs work; without,
+# in the initramfs, where programs must be static or busybox.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-flavour=${1:?} dir=${2:?} cmd=${3:?}
+flavour=${1:?} dir=${2-} cmd=${3:?}
 logs=${LOGS:-$BUILD/logs}
 extra=$logs/guest-add.cpio.gz
 mkdir -p "$logs"
+empty=
+if [ -z "$dir" ]; then
+	empty=$(mktemp -d)
+	trap 'rm -rf "$empty"' EXIT
+	dir=$empty
+fi
 "$TOP/scripts/mkinitramfs.sh" --add "$dir" "$cmd" "$extra"
 rc=0
 "$TOP/scripts/run-guest.sh" "$flavour" guest "$extra" || rc=$?

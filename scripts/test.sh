@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Run the test suite in the guest on each kernel flavour given, then print
-# one closing line for all of them. Exits non-zero if any test failed, a
+# Run the test suite in the guest on each kernel flavour given, and the
+# mm selftests categories in MM_SUBSET if set, then print one closing line
+# for all of them. Exits non-zero if any test failed, a
 # guest timed out or crashed, or a kernel log holds a warning, BUG, Oops,
 # lockdep, KASAN or kmemleak report.
 set -euo pipefail
@@ -24,6 +25,13 @@ for flavour in "$@"; do
 		log "$flavour: kernel log is not clean: $logs/$flavour-test.console"
 		bad=1
 	fi
+	read -r p _ f _ s _ <<<"${line#*: }"
+	total_pass=$((total_pass + p)) total_fail=$((total_fail + f)) total_skip=$((total_skip + s))
+	# The kernel's own mm selftests, the categories in MM_SUBSET.
+	[ -n "${MM_SUBSET:-}" ] || continue
+	rc=0
+	line=$("$TOP/scripts/mm-selftests.sh" run "$flavour" "$MM_SUBSET" | tee /dev/stderr | tail -n 1) || rc=$?
+	[ "$rc" = 0 ] || { log "$flavour: mm selftests failed"; bad=1; }
 	read -r p _ f _ s _ <<<"${line#*: }"
 	total_pass=$((total_pass + p)) total_fail=$((total_fail + f)) total_skip=$((total_skip + s))
 done

@@ -121,16 +121,6 @@ static long keyed_long(const char *path, const char *key)
 	return -1;
 }
 
-/* A decimal "mshare-@key:" line of the fdinfo of region @fd; -1. */
-static long fdinfo_long(int fd, const char *key)
-{
-	char path[64], name[64];
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	snprintf(name, sizeof(name), "mshare-%s", key);
-	return proc_kb(path, name);
-}
-
 /*
  * Field @key (in kB) of the entry of /proc/@pid/@file (smaps or
  * numa_maps style) that starts at @addr; -1 if there is none.

@@ -434,6 +434,16 @@ static inline int mshare_unmap(int fd, __u64 roff, __u64 size)
 	return ioctl(fd, MSHAREFS_UNMAP, &mu);
 }
 
+/* A decimal "mshare-@key:" line of the fdinfo of region @fd; -1. */
+static inline long fdinfo_long(int fd, const char *key)
+{
+	char path[64], name[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	snprintf(name, sizeof(name), "mshare-%s", key);
+	return proc_kb(path, name);
+}
+
 /* A memfd of @size bytes, or -1. */
 static inline int memfd_sized(const char *name, unsigned int flags,
 			      unsigned long size)

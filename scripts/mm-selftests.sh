@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# The kernel's own mm selftests (tools/testing/selftests/mm), built from
+# the patched tree and run by their run_vmtests.sh in a guest that has the
+# host's root file system (run_vmtests.sh needs bash and procps).
+#
+#   mm-selftests.sh build
+#   mm-selftests.sh run [--all] KERNEL [CATEGORIES]
+#   mm-selftests.sh categories
+#
+# KERNEL is a build/obj-KERNEL: fast, debug, or base-fast and base-debug
+# (the same configs without the series, see baseline-kernel.sh).
+# CATEGORIES are run_vmtests.sh's (-t); the default is all of them.
+# Tests in tests/mm-selftests/excluded (too slow under emulation, need
+# hardware) never run; those in tests/mm-selftests/known-failures (they
+# fail the same way without the series) run only with --all, which
+# make mm-baseline uses for its table.
+#
+# run writes $LOGS/mm-KERNEL.tap, prints each failure and then
+# "KERNEL mm: N passed, N failed, N skipped", and fails if a test failed,
+# none passed, or the kernel log is not clean.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+out=$BUILD/mm-selftests
+src=$KTREE/tools/testing/selftests/mm
+lists=$TOP/tests/mm-selftests
+logs=${LOGS:-$BUILD/logs}
+
+# Each test binary gets a wrapper that runs it with a time limit
+# (MM_TEST_TIMEOUT, default 300 s) unless ./skip-list names the run
+# ("binary args", or just "binary" for every run of it): then it prints
+# the reason and exits with KSFT_SKIP, which run_vmtests.sh reports.
+wrap() {
+	local bin=$1 name=${1##*/}
+
+	mv "$bin" "$bin.real"
+	cat >"$bin" <<EOF
+#!/bin/sh
+# Made by scripts/mm-selftests.sh: $name.real with a time limit.
+run="$name\${*:+ \$*}"
+if [ -f ./skip-list ]; then
+	why=\$(awk -F'|' -v run="\$run" -v bin="$name" '
+	/^#/ { next }
+	{ t = \$1; sub(/[ \\t]+\$/, "", t); r = \$NF; sub(/^[ \\t]+/, "", r) }
+	t == run || t == bin { print r; exit }' ./skip-list)
+	if [ -n "\$why" ]; then
+		echo "excluded by msharefs: \$why"
+		exit 4
+	fi
+fi
+exec timeout -k 5 "\${MM_TEST_TIMEOUT:-300}" ./$name.real "\$@"
+EOF
+	chmod +x "$bin"
+}
+
+build() {
+	local f
+
+	mkdir -p "$out"
+	# The Makefile writes local_config.{h,mk} next to its sources.
+	make -s -C "$src" OUTPUT="$out" -j"$JOBS" \
+		KHDR_INCLUDES="-isystem $BUILD/obj-headers/usr/include" >/dev/null
+	cp "$src"/*.sh "$out/"
+	for f in "$out"/*; do
+		case "$f" in
+		*.sh | *.real | */skip-list) continue ;;
+		esac
+		[ -f "$f" ] && [ -x "$f" ] || continue
+		# A wrapper whose binary make left alone stays.
+		if [ -e "$f.real" ] && [ "$(head -c 2 "$f")" = '#!' ]; then
+			continue
+		fi
+		wrap "$f"
+	done
+}
+
+# Every run_vmtests.sh category.
+categories() {
+	sed -n 's/^[[:space:]]*CATEGORY="\([a-z_]*\)".*/\1/p' "$src/run_vmtests.sh" |
+		sort -u | tr '\n' ' '
+}
+
+# The runs left out, as "test | reason" lines: the excluded ones, and
+# unless @all those that fail without the series too.
+skip_list() {
+	local all=$1
+
+	grep -hv '^#' "$lists/excluded" || true
+	if [ "$all" = 0 ]; then
+		grep -hv '^#' "$lists/known-failures" |
+			sed 's/|[[:space:]]*/| fails without the series too: /' || true
+	fi
+}
+
+run() {
+	local all=0 kernel cats tap rc=0 timeout
+
+	if [ "${1:-}" = --all ]; then
+		all=1
+		shift
+	fi
+	kernel=${1:?usage: run [--all] KERNEL [CATEGORIES]} cats=${2:-}
+	[ -n "$cats" ] || cats=$(categories)
+	[ -x "$out/run_vmtests.sh" ] || die "no mm selftests in $out: run '$0 build'"
+	skip_list "$all" | grep -v '^[[:space:]]*$' >"$out/skip-list" || true
+	tap=$logs/mm-$kernel.tap
+	mkdir -p "$logs"
+	case "$kernel" in
+	*debug)	timeout=${MM_TEST_TIMEOUT:-900} ;;
+	*)	timeout=${MM_TEST_TIMEOUT:-300} ;;
+	esac
+	log "$kernel: run_vmtests.sh -t \"$cats\""
+	GUEST_ROOT=host GUEST_HUGEPAGES=${GUEST_HUGEPAGES:-128} \
+		GUEST_TIMEOUT=${GUEST_TIMEOUT:-5400} \
+		"$TOP/scripts/guest.sh" "$kernel" "" \
+		"cd $out && MM_TEST_TIMEOUT=$timeout ./run_vmtests.sh -t '$cats'; echo \"# run_vmtests.sh exit \$?\"" \
+		>"$tap" 2>&1 || rc=$?
+	awk -v kernel="$kernel" '
+	/^ok [0-9]+ / {
+		if ($0 ~ /# SKIP/) skipped++; else passed++
+		next
+	}
+	/^not ok [0-9]+ / {
+		name = $0; sub(/^not ok [0-9]+ /, "", name)
+		printf "mm: FAIL on %s: %s\n", kernel, name
+		failed++
+		next
+	}
+	END {
+		printf "%s mm: %d passed, %d failed, %d skipped\n", kernel, passed, failed, skipped
+		exit failed > 0 || passed == 0
+	}' "$tap" || rc=1
+	[ "$rc" = 0 ] || log "$kernel: guest output in $tap"
+	return "$rc"
+}
+
+case "${1:-}" in
+build)	build ;;
+run)	shift; run "$@" ;;
+categories) categories; echo ;;
+*)	die "usage: $0 build | run [--all] KERNEL [CATEGORIES] | categories" ;;
+esac
