@@ -10,7 +10,7 @@ FLAVOURS := fast debug
 	kernels kernel-fast kernel-debug headers tests examples initramfs \
 	tools man-lint checkpatch check-harness stress stress-short \
 	check-series clean distclean mm-selftests test-mm mm-baseline \
-	baseline-kernels outside
+	baseline-kernels outside deb
 
 all: kernels tests initramfs
 
@@ -116,6 +116,11 @@ export:
 series:
 	@echo "$(CURDIR)/kernel/patches: $$(grep -c . kernel/patches/series) patches against Debian linux-source-6.12 $$(cat kernel/VERSION)"
 	@echo "apply: cd <linux 6.12 tree> && git am $(CURDIR)/kernel/patches/*.patch"
+
+# Debian packages of the patched kernel for a real machine (build/deb);
+# outside make test: tens of minutes.
+deb: deps $(BUILD)/linux/.git
+	@$(S)/deb.sh
 
 # Fold fixup! commits into the series, keeping builds incremental.
 squash:

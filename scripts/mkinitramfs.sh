@@ -26,6 +26,8 @@ if [ "${1:-}" = --add ]; then
 	trap 'rm -rf "$stage"' EXIT
 	mkdir -p "$stage/add"
 	cp -a "$dir/." "$stage/add/"
+	# Readable by the unprivileged users programs may switch to.
+	chmod 0755 "$stage/add"
 	printf '%s\n' "$cmd" >"$stage/add/.msharefs-cmd"
 	pack "$stage" "$out"
 	exit 0
@@ -47,6 +49,15 @@ fi
 # The mshare command, its tests and the preload shim's, and the man pages.
 if [ -x "$BUILD/tools/mshare" ]; then
 	cp "$BUILD/tools/mshare" "$stage/usr/bin/mshare"
+fi
+# Tests that run on the host's root file system (make guest ROOT=host).
+mkdir -p "$stage/tests/hostroot"
+cp "$TOP"/tests/hostroot/*.sh "$stage/tests/hostroot/"
+# The preload shim is dynamic: for programs of the host's root file system
+# (make guest ROOT=host), which find it in /usr/local/lib.
+if [ -f "$BUILD/tools/libmshare-preload.so" ]; then
+	mkdir -p "$stage/usr/lib/msharefs"
+	cp "$BUILD/tools/libmshare-preload.so" "$stage/usr/lib/msharefs/"
 fi
 if compgen -G "$BUILD/tools/test/*" >/dev/null; then
 	cp -a "$BUILD/tools/test/." "$stage/tests/"

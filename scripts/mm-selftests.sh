@@ -48,7 +48,11 @@ if [ -f ./skip-list ]; then
 		exit 4
 	fi
 fi
-exec timeout -k 5 "\${MM_TEST_TIMEOUT:-300}" ./$name.real "\$@"
+start=\$(date +%s)
+timeout -k 5 "\${MM_TEST_TIMEOUT:-300}" ./$name.real "\$@"
+rc=\$?
+echo "msharefs: \$run: exit \$rc after \$((\$(date +%s) - start)) s"
+exit \$rc
 EOF
 	chmod +x "$bin"
 }
@@ -58,12 +62,14 @@ build() {
 
 	mkdir -p "$out"
 	# The Makefile writes local_config.{h,mk} next to its sources.
+	# Upstream's own compiler warnings go to a log, not the terminal.
 	make -s -C "$src" OUTPUT="$out" -j"$JOBS" \
-		KHDR_INCLUDES="-isystem $BUILD/obj-headers/usr/include" >/dev/null
+		KHDR_INCLUDES="-isystem $BUILD/obj-headers/usr/include" \
+		>"$out/build.log" 2>&1 || { cat "$out/build.log" >&2; die "the mm selftests did not build"; }
 	cp "$src"/*.sh "$out/"
 	for f in "$out"/*; do
 		case "$f" in
-		*.sh | *.real | */skip-list) continue ;;
+		*.sh | *.real | *.log | */skip-list) continue ;;
 		esac
 		[ -f "$f" ] && [ -x "$f" ] || continue
 		# A wrapper whose binary make left alone stays.

@@ -1,0 +1,98 @@
+#!/bin/sh
+# PostgreSQL from Debian's package, unmodified, with and without its
+# shared buffers in an msharefs region (the preload shim). Runs in the
+# guest on the host's root file system:
+#   make guest CMD='sh /opt/msharefs/demo/postgres.sh [CLIENTS] [SECONDS]'
+# For each mode it starts a server with 256 MiB of shared buffers, runs
+# pgbench's select-only load with CLIENTS connections (one backend process
+# each) for SECONDS, and half way through measures the page tables: the
+# PageTables rise in /proc/meminfo, the VmPTE of the server processes (the
+# postmaster, its helpers and one backend per client), and how many have
+# the buffers in an msharefs region. Prints one line per mode and
+# "# postgres: ok" when the shim put the buffers of every server process
+# in a region and the run with it used less page-table memory.
+set -eu
+clients=${1:-16}
+secs=${2:-20}
+scale=${PG_SCALE:-4}
+shim=/usr/local/lib/libmshare-preload.so
+data=/tmp/pgdata
+log=/tmp/postgres.log
+
+bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+[ -x "$bin/postgres" ] || { echo "# postgres: not installed on the host (make deps)"; exit 1; }
+[ -f "$shim" ] || { echo "# postgres: no $shim"; exit 1; }
+
+as_pg() { setpriv --reuid=postgres --regid=postgres --init-groups "$@"; }
+kb() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
+stat_refresh() { echo 1 >/proc/sys/vm/stat_refresh 2>/dev/null || true; }
+
+cd /tmp
+rm -rf "$data"
+mkdir -p "$data"
+chown postgres:postgres "$data"
+as_pg "$bin/initdb" -D "$data" -A trust -U postgres >/dev/null
+cat >>"$data/postgresql.conf" <<EOF
+shared_buffers = 256MB
+huge_pages = off
+max_connections = $((clients + 10))
+listen_addresses = ''
+unix_socket_directories = '/tmp'
+fsync = off
+synchronous_commit = off
+EOF
+
+start() {
+	as_pg env ${1:+LD_PRELOAD=$1} "$bin/pg_ctl" -D "$data" -l "$log" -w start >/dev/null
+}
+stop() { as_pg "$bin/pg_ctl" -D "$data" -m fast -w stop >/dev/null; }
+bench() { as_pg "$bin/pgbench" -h /tmp -U postgres "$@" postgres; }
+
+start ""
+bench -i -q -s "$scale" >/dev/null 2>&1
+stop
+echo "# postgres: $("$bin/postgres" --version), scale $scale, $clients clients, $secs s per mode"
+
+plain_pt=0
+ok=1
+for mode in plain shim; do
+	lib=
+	[ "$mode" = plain ] || lib=$shim
+	stat_refresh
+	pt0=$(kb PageTables)
+	start "$lib"
+	bench -S -n -c "$clients" -j 2 -T "$secs" >/tmp/pgbench.out 2>&1 &
+	pgb=$!
+	sleep $((secs / 2 > 1 ? secs / 2 : 1))
+	stat_refresh
+	pt=$(($(kb PageTables) - pt0))
+	# The postmaster and its children; one awk and one grep for all of
+	# them, as starting programs is slow under emulation.
+	pm=$(head -n 1 "$data/postmaster.pid")
+	pids="$pm $(ps -e -o pid=,ppid= | awk -v pm="$pm" '$2 == pm { print $1 }')"
+	set -- $(cat $(printf '/proc/%s/status ' $pids) 2>/dev/null |
+		awk '/^VmPTE:/ { n++; kb += $2 } END { print n + 0, kb + 0 }')
+	backends=$1 vmpte=$2
+	inregion=$(grep -l '/sys/fs/mshare/' $(printf '/proc/%s/maps ' $pids) 2>/dev/null | wc -l)
+	wait "$pgb" || { echo "# postgres: pgbench failed:"; cat /tmp/pgbench.out; ok=0; }
+	tps=$(awk '/^tps/ { printf "%d", $3 }' /tmp/pgbench.out)
+	stop
+	echo "# postgres: $mode: ${tps:-?} tps, PageTables +$pt kB, server processes $backends," \
+		"their VmPTE $vmpte kB, with the buffers in a region $inregion"
+	# Sampled while every client had its backend.
+	[ "$backends" -gt "$clients" ] || ok=0
+	if [ "$mode" = plain ]; then
+		plain_pt=$pt
+		[ "$inregion" = 0 ] || ok=0
+	else
+		[ "$backends" -gt 0 ] && [ "$inregion" = "$backends" ] || ok=0
+		[ "$pt" -lt "$plain_pt" ] || ok=0
+	fi
+done
+grep -i 'mshare' "$log" | head -n 3 | sed 's/^/# postgres: server log: /'
+if [ "$ok" = 1 ]; then
+	echo "# postgres: ok"
+else
+	echo "# postgres: FAILED"
+	exit 1
+fi
