@@ -17,12 +17,17 @@ all: kernels tests initramfs
 # Everything from nothing: packages, kernel tree, both kernels, a short
 # stress run on each, then the suite, which prints the closing line.
 TEST_STRESS_SECONDS ?= 60
+TEST_OUTSIDE_SECONDS ?= 60
+# The mm selftests categories make test runs (make test-mm runs them all).
+MM_SUBSET ?= mmap mremap mlock madv_populate memfd_secret mdwe mkdirty \
+	soft_dirty process_mrelease gup_test hugetlb
 test: deps
-	@$(MAKE) --no-print-directory kernels tests initramfs
+	@$(MAKE) --no-print-directory kernels tests initramfs mm-selftests
 	@$(S)/check-harness.sh fast
 	@STRESS_SECONDS=$(TEST_STRESS_SECONDS) $(S)/stress.sh fast
 	@STRESS_SECONDS=$(TEST_STRESS_SECONDS) $(S)/stress.sh debug
-	@$(S)/test.sh $(FLAVOURS)
+	@OUTSIDE_SECONDS=$(TEST_OUTSIDE_SECONDS) $(S)/outside.sh debug
+	@MM_SUBSET="$(MM_SUBSET)" HOSTROOT_TEST=1 $(S)/test.sh $(FLAVOURS)
 
 test-fast test-debug: test-%: deps
 	@$(MAKE) --no-print-directory kernel-$* tests initramfs
