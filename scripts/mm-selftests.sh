@@ -4,7 +4,7 @@
 # host's root file system (run_vmtests.sh needs bash and procps).
 #
 #   mm-selftests.sh build
-#   mm-selftests.sh run [--all] KERNEL [CATEGORIES]
+#   mm-selftests.sh run [--all] [--quick] KERNEL [CATEGORIES]
 #   mm-selftests.sh categories
 #
 # KERNEL is a build/obj-KERNEL: fast, debug, or base-fast and base-debug
@@ -13,7 +13,8 @@
 # Tests in tests/mm-selftests/excluded (too slow under emulation, need
 # hardware) never run; those in tests/mm-selftests/known-failures (they
 # fail the same way without the series) run only with --all, which
-# make mm-baseline uses for its table.
+# make mm-baseline uses for its table; those in tests/mm-selftests/slow
+# are left out with --quick, which make test uses.
 #
 # run writes $LOGS/mm-KERNEL.tap, prints each failure and then
 # "KERNEL mm: N passed, N failed, N skipped", and fails if a test failed,
@@ -70,6 +71,8 @@ build() {
 	for f in "$out"/*; do
 		case "$f" in
 		*.sh | *.real | *.log | */skip-list) continue ;;
+		# Scripts start it and killall it by name: left as it is.
+		*/write_to_hugetlbfs) continue ;;
 		esac
 		[ -f "$f" ] && [ -x "$f" ] || continue
 		# A wrapper whose binary make left alone stays.
@@ -86,29 +89,37 @@ categories() {
 		sort -u | tr '\n' ' '
 }
 
-# The runs left out, as "test | reason" lines: the excluded ones, and
-# unless @all those that fail without the series too.
+# The runs left out, as "test | reason" lines: the excluded ones, unless
+# @all those that fail without the series too, and if @quick the slow ones.
 skip_list() {
-	local all=$1
+	local all=$1 quick=$2
 
 	grep -hv '^#' "$lists/excluded" || true
 	if [ "$all" = 0 ]; then
 		grep -hv '^#' "$lists/known-failures" |
 			sed 's/|[[:space:]]*/| fails without the series too: /' || true
 	fi
+	if [ "$quick" = 1 ]; then
+		grep -hv '^#' "$lists/slow" |
+			sed 's/|[[:space:]]*/| too slow for make test (make test-mm runs it): /' || true
+	fi
 }
 
 run() {
-	local all=0 kernel cats tap rc=0 timeout
+	local all=0 quick=0 kernel cats tap rc=0 timeout
 
-	if [ "${1:-}" = --all ]; then
-		all=1
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--all)	all=1 ;;
+		--quick) quick=1 ;;
+		*)	break ;;
+		esac
 		shift
-	fi
-	kernel=${1:?usage: run [--all] KERNEL [CATEGORIES]} cats=${2:-}
+	done
+	kernel=${1:?usage: run [--all] [--quick] KERNEL [CATEGORIES]} cats=${2:-}
 	[ -n "$cats" ] || cats=$(categories)
 	[ -x "$out/run_vmtests.sh" ] || die "no mm selftests in $out: run '$0 build'"
-	skip_list "$all" | grep -v '^[[:space:]]*$' >"$out/skip-list" || true
+	skip_list "$all" "$quick" | grep -v '^[[:space:]]*$' >"$out/skip-list" || true
 	tap=$logs/mm-$kernel.tap
 	mkdir -p "$logs"
 	case "$kernel" in
@@ -119,7 +130,7 @@ run() {
 	GUEST_ROOT=host GUEST_HUGEPAGES=${GUEST_HUGEPAGES:-128} \
 		GUEST_TIMEOUT=${GUEST_TIMEOUT:-5400} \
 		"$TOP/scripts/guest.sh" "$kernel" "" \
-		"cd $out && MM_TEST_TIMEOUT=$timeout ./run_vmtests.sh -t '$cats'; echo \"# run_vmtests.sh exit \$?\"" \
+		"cd '$out' && MM_TEST_TIMEOUT=$timeout ./run_vmtests.sh -t '$cats'; echo \"# run_vmtests.sh exit \$?\"" \
 		>"$tap" 2>&1 || rc=$?
 	awk -v kernel="$kernel" '
 	/^ok [0-9]+ / {
@@ -132,7 +143,10 @@ run() {
 		failed++
 		next
 	}
+	/SUMMARY: PASS=/ { summary = 1 }
 	END {
+		# run_vmtests.sh ends with its SUMMARY line: without it, it died.
+		if (!summary) { printf "mm: run_vmtests.sh did not finish on %s\n", kernel; failed++ }
 		printf "%s mm: %d passed, %d failed, %d skipped\n", kernel, passed, failed, skipped
 		exit failed > 0 || passed == 0
 	}' "$tap" || rc=1
@@ -144,5 +158,5 @@ case "${1:-}" in
 build)	build ;;
 run)	shift; run "$@" ;;
 categories) categories; echo ;;
-*)	die "usage: $0 build | run [--all] KERNEL [CATEGORIES] | categories" ;;
+*)	die "usage: $0 build | run [--all] [--quick] KERNEL [CATEGORIES] | categories" ;;
 esac

@@ -15,6 +15,8 @@ if [ "${1:-}" = --extra ]; then
 	shift 2
 fi
 
+[ $# -gt 0 ] || die "usage: test.sh [--extra INITRD] FLAVOUR..."
+
 # Where run-guest.sh writes the logs (LOGS, if set).
 logs=${LOGS:-$BUILD/logs}
 total_pass=0 total_fail=0 total_skip=0 bad=0
@@ -30,6 +32,7 @@ count() {
 
 suite() {
 	local flavour=$1 rc=0 line
+	rm -f "$logs/$flavour-test.out" "$logs/$flavour-test.console"
 	"$TOP/scripts/run-guest.sh" "$flavour" test ${extra:+"$extra"} || rc=$?
 	[ "$rc" = 0 ] || { log "$flavour: guest exited $rc"; bad=1; }
 	line=$("$TOP/scripts/ktap-summary.sh" "$logs/$flavour-test.out" "$flavour" |
@@ -43,7 +46,7 @@ suite() {
 
 mm_subset() {
 	local flavour=$1 rc=0 line
-	line=$("$TOP/scripts/mm-selftests.sh" run "$flavour" "$MM_SUBSET" |
+	line=$("$TOP/scripts/mm-selftests.sh" run --quick "$flavour" "$MM_SUBSET" |
 		tee /dev/stderr | tail -n 1) || rc=$?
 	[ "$rc" = 0 ] || { log "$flavour: mm selftests failed"; bad=1; }
 	count "$line"
@@ -52,10 +55,11 @@ mm_subset() {
 hostroot() {
 	local flavour=$1 rc=0 line dir=$logs/hostroot
 	mkdir -p "$dir"
+	rm -f "$dir/$flavour-guest.out" "$dir/$flavour-guest.console"
 	GUEST_ROOT=host LOGS=$dir "$TOP/scripts/guest.sh" "$flavour" "" \
 		'echo "# msharefs-runner: start hostroot_test"
 		sh /opt/msharefs/tests/hostroot/hostroot_test.sh
-		echo "# msharefs-runner: hostroot_test exit=$?"' >/dev/null 2>&1 || rc=$?
+		echo "# msharefs-runner: hostroot_test exit=$?"' >/dev/null || rc=$?
 	[ "$rc" = 0 ] || { log "$flavour: host-root guest exited $rc: $dir"; bad=1; }
 	line=$("$TOP/scripts/ktap-summary.sh" "$dir/$flavour-guest.out" "$flavour hostroot" |
 		tee /dev/stderr | tail -n 1) || bad=1

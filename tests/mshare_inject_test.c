@@ -109,16 +109,32 @@ static int attr_arm(const char *dir, int percent)
 	return attr_set(dir, "probability", p);
 }
 
-/* Allocations failed so far by the armed attributes. */
+/* Allocations failed so far by the armed attributes; -1 if unreadable. */
 static long injected(const FIXTURE_VARIANT(inject) *v)
 {
-	long n = 0;
+	long slab = v->slab ? attr_get(FAILSLAB, "times") : TIMES;
+	long page = v->page ? attr_get(FAILPAGE, "times") : TIMES;
 
-	if (v->slab)
-		n += TIMES - attr_get(FAILSLAB, "times");
-	if (v->page)
-		n += TIMES - attr_get(FAILPAGE, "times");
-	return n;
+	if (slab < 0 || page < 0)
+		return -1;
+	return 2 * TIMES - slab - page;
+}
+
+/*
+ * Put an attribute directory back as the kernel boots it (see
+ * Documentation/fault-injection/fault-injection.rst): nothing fails.
+ */
+static void attr_reset(const char *dir)
+{
+	attr_set(dir, "probability", "0");
+	attr_set(dir, "times", "1");
+	attr_set(dir, "verbose", "2");
+	attr_set(dir, "task-filter", "N");
+	attr_set(dir, "ignore-gfp-wait", "Y");
+	if (!strcmp(dir, FAILPAGE)) {
+		attr_set(dir, "ignore-gfp-highmem", "Y");
+		attr_set(dir, "min-order", "1");
+	}
 }
 
 static void fail_set(int mif, bool on)
@@ -129,9 +145,8 @@ static void fail_set(int mif, bool on)
 
 /*
  * Evaluate @call with this task's allocations failing, keeping its errno.
- * A child forked inside inherits make-it-fail set; it writes the parent's
- * file here (the fixture opened /proc/self as the parent), which is off
- * by then anyway, and must not allocate before it exits.
+ * A child forked inside inherits make-it-fail set, and the fixture's file
+ * is its parent's: it must turn its own off first (child_fail_off()).
  */
 #define INJECT(call) ({							\
 	long __r;							\
@@ -144,6 +159,21 @@ static void fail_set(int mif, bool on)
 	errno = __e;							\
 	__r;								\
 })
+
+/*
+ * In a child forked with make-it-fail set: turn it off. Opening the file
+ * allocates, so it may fail a few times first.
+ */
+static void child_fail_off(void)
+{
+	int mif = -1, i;
+
+	for (i = 0; i < 1000 && mif < 0; i++)
+		mif = open("/proc/self/make-it-fail", O_WRONLY);
+	if (mif < 0 || pwrite(mif, "0", 1, 0) != 1)
+		_exit(3);
+	close(mif);
+}
 
 /* Count a failed call, which must have failed with ENOMEM. */
 #define ASSERT_NOMEM(what) do {						\
@@ -177,10 +207,16 @@ FIXTURE_SETUP(inject)
 
 FIXTURE_TEARDOWN(inject)
 {
+	char path[96];
+
 	fail_set(self->mif, false);
-	attr_set(FAILSLAB, "probability", "0");
-	attr_set(FAILPAGE, "probability", "0");
+	attr_reset(FAILSLAB);
+	attr_reset(FAILPAGE);
 	unlinkat(self->dirfd, self->name, 0);
+	snprintf(path, sizeof(path), "%s.d/r", self->name);
+	unlinkat(self->dirfd, path, 0);
+	snprintf(path, sizeof(path), "%s.d", self->name);
+	unlinkat(self->dirfd, path, AT_REMOVEDIR);
 	munmap((void *)self->done, PG);
 	close(self->mif);
 	close(self->dirfd);
@@ -191,11 +227,10 @@ static void finish(struct __test_metadata *_metadata,
 		   FIXTURE_DATA(inject) *self,
 		   const FIXTURE_VARIANT(inject) *variant)
 {
-	long pt, shmem;
+	long pt, shmem, n = injected(variant);
 
 	ksft_print_msg("%s: %lu calls, %lu failed, %ld allocations failed by injection\n",
-		       _metadata->name, self->calls, self->failed,
-		       injected(variant));
+		       _metadata->name, self->calls, self->failed, n);
 	attr_set(FAILSLAB, "probability", "0");
 	attr_set(FAILPAGE, "probability", "0");
 	pt = meminfo_exact_kb("PageTables");
@@ -205,7 +240,7 @@ static void finish(struct __test_metadata *_metadata,
 	ASSERT_GE(self->pt_kb + PT_SLACK_KB, pt);
 	ASSERT_GE(self->shmem_kb + SHMEM_SLACK_KB, shmem);
 	/* Allocations did fail, or the test proved nothing. */
-	ASSERT_LT(0, injected(variant));
+	ASSERT_LT(0, n);
 }
 
 /*
@@ -260,8 +295,11 @@ static int fill_injected(FIXTURE_DATA(inject) *self, char *p,
 			       status, done, len);
 		return -1;
 	}
-	if (mismatch_from(p, done, seed, from) != -1)
+	if (mismatch_from(p, done, seed, from) != -1) {
+		ksft_print_msg("wrong data at +%#lx of what the child wrote\n",
+			       mismatch_from(p, done, seed, from));
 		return -1;
+	}
 	fill_from(p + done, len - done, seed, from + done);
 	return 0;
 }
@@ -282,7 +320,7 @@ static int check_leftover(int dirfd, const char *name)
 	return unlinkat(dirfd, name, 0);
 }
 
-TEST_F(inject, region_create)
+TEST_F_TIMEOUT(inject, region_create, 600)
 {
 	unsigned long size = 3 * self->align;
 	struct mshare_info info;
@@ -315,9 +353,9 @@ TEST_F(inject, region_create)
 
 		if (INJECT(mkdirat(self->dirfd, dir, 0700))) {
 			ASSERT_NOMEM("mkdir");
-			if (!unlinkat(self->dirfd, dir, AT_REMOVEDIR))
-				continue;
-			ASSERT_EQ(ENOENT, errno);
+			/* mkdir makes the name only once it cannot fail. */
+			ASSERT_FAILS(ENOENT, unlinkat(self->dirfd, dir,
+						      AT_REMOVEDIR));
 			continue;
 		}
 		snprintf(sub, sizeof(sub), "%s/r", dir);
@@ -341,7 +379,7 @@ static const char * const kind_name[NR_KINDS] = {
 	"anon", "memfd", "tmpfs file", "anon hugetlb", "disk file"
 };
 
-TEST_F(inject, create_mapping)
+TEST_F_TIMEOUT(inject, create_mapping, 600)
 {
 	int fd, backing[NR_KINDS] = { -1, -1, -1, -1, -1 };
 	unsigned long present = 0;
@@ -442,7 +480,7 @@ fail:
 	return -1;
 }
 
-TEST_F(inject, attach)
+TEST_F_TIMEOUT(inject, attach, 600)
 {
 	long att;
 	char *p;
@@ -476,7 +514,7 @@ TEST_F(inject, attach)
 	finish(_metadata, self, variant);
 }
 
-TEST_F(inject, fork)
+TEST_F_TIMEOUT(inject, fork, 600)
 {
 	pid_t pid;
 	char *p;
@@ -490,8 +528,10 @@ TEST_F(inject, fork)
 		fflush(stdout);
 		fflush(stderr);
 		pid = INJECT(fork());
-		if (pid == 0)
+		if (pid == 0) {
+			child_fail_off();
 			_exit(mismatch(p, PG, 7) == -1 ? 0 : 1);
+		}
 		if (pid < 0) {
 			ASSERT_NOMEM("fork");
 			continue;
@@ -507,7 +547,7 @@ TEST_F(inject, fork)
 }
 
 /* Objects of each kind of memory, filled and emptied again and again. */
-TEST_F(inject, fault)
+TEST_F_TIMEOUT(inject, fault, 600)
 {
 	static const unsigned long len = 4 * HPAGE;
 	int i, fd, memfd;

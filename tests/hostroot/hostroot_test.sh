@@ -30,11 +30,17 @@ echo "1..6"
 # The root is the host's, read-only under a writable tmpfs overlay.
 awk '$2 == "/" && $3 == "overlay"' /proc/mounts | grep -q . &&
 	[ -x /usr/bin/dpkg ] && [ -f /etc/debian_version ]
-result $? "root is the host's Debian system under an overlay"
+overlay=$?
+result $overlay "root is the host's Debian system under an overlay"
 
-probe=/usr/msharefs-overlay-probe.$$
-echo written >"$probe" && [ "$(cat "$probe")" = written ] && rm "$probe"
-result $? "writes land in the overlay"
+# Only on the overlay: QEMU exports the host read-only anyway.
+if [ "$overlay" = 0 ]; then
+	probe=/usr/msharefs-overlay-probe.$$
+	echo written >"$probe" && [ "$(cat "$probe")" = written ] && rm "$probe"
+	result $? "writes land in the overlay"
+else
+	result 1 "writes land in the overlay (no overlay)"
+fi
 
 mshare ls >/dev/null && man -w msharefs >/dev/null 2>&1
 result $? "mshare and the man pages are installed"
@@ -62,7 +68,7 @@ result $? "stress-ng and trinity are there"
 if [ "$quick" = 1 ]; then
 	skip "postgresql with its shared buffers in a region" "--quick"
 else
-	sh /opt/msharefs/demo/postgres.sh 8 12
+	sh /opt/msharefs/demo/postgres.sh 8 20
 	result $? "postgresql with its shared buffers in a region"
 fi
 exit $((failed > 0))
