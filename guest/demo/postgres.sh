@@ -5,8 +5,8 @@
 #   make guest CMD='sh /opt/msharefs/demo/postgres.sh [CLIENTS] [SECONDS]'
 # For each mode it starts a server with 256 MiB of shared buffers, runs
 # pgbench's select-only load with CLIENTS connections (one backend process
-# each) for SECONDS, and half way through measures the page tables: the
-# PageTables rise in /proc/meminfo, the VmPTE of the server processes (the
+# each) for 3 x SECONDS, and SECONDS after they connected measures the
+# page tables: the PageTables rise in /proc/meminfo, the VmPTE of the server processes (the
 # postmaster, its helpers and one backend per client), and how many have
 # the buffers in an msharefs region. Prints one line per mode and
 # "# postgres: ok" when the shim put the buffers of every server process
@@ -51,12 +51,13 @@ bench() { as_pg "$bin/pgbench" -h /tmp -U postgres "$@" postgres; }
 
 # On any failure: the server's log, and no server left running.
 trap 'st=$?; if [ "$st" != 0 ]; then sed "s/^/# server log: /" "$log" 2>/dev/null | tail -n 20; fi
-	as_pg "$bin/pg_ctl" -D "$data" -m immediate stop >/dev/null 2>&1; exit "$st"' EXIT
+	as_pg "$bin/pg_ctl" -D "$data" -m immediate stop >/dev/null 2>&1 || true; exit "$st"' EXIT
 
 start ""
 bench -i -q -s "$scale" 2>&1 | grep -iE 'error|fatal' | sed 's/^/# pgbench -i: /' || true
 stop
-echo "# postgres: $("$bin/postgres" --version), scale $scale, $clients clients, $secs s per mode"
+echo "# postgres: $("$bin/postgres" --version), scale $scale, $clients clients," \
+	"measured after $secs s of load"
 
 plain_pt=0
 ok=1
@@ -66,16 +67,25 @@ for mode in plain shim; do
 	stat_refresh
 	pt0=$(kb PageTables)
 	start "$lib"
-	bench -S -n -c "$clients" -j 2 -T "$secs" >/tmp/pgbench.out 2>&1 &
+	bench -S -n -c "$clients" -j 2 -T $((secs * 3)) >/tmp/pgbench.out 2>&1 &
 	pgb=$!
-	sleep $((secs / 2 > 1 ? secs / 2 : 1))
+	# Once every client has its backend (connecting is slow under
+	# emulation), let them work for SECONDS, then measure; pgbench runs
+	# for three times that, so that no backend is gone by then.
+	pm=$(head -n 1 "$data/postmaster.pid")
+	backends() { ps -e -o ppid=,args= | awk -v pm="$pm" '$1 == pm && /\[local\]/' | wc -l; }
+	i=0
+	while [ "$(backends)" -lt "$clients" ] && [ "$i" -lt $((secs * 2)) ]; do
+		sleep 0.5
+		i=$((i + 1))
+	done
+	sleep "$secs"
 	stat_refresh
 	pt=$(($(kb PageTables) - pt0))
 	# The postmaster and its children; one awk and one grep for all of
 	# them, as starting programs is slow under emulation.
-	pm=$(head -n 1 "$data/postmaster.pid")
 	pids="$pm $(ps -e -o pid=,ppid= | awk -v pm="$pm" '$2 == pm { print $1 }')"
-	clientsnow=$(ps -e -o ppid=,args= | awk -v pm="$pm" '$1 == pm && /\[local\]/' | wc -l)
+	clientsnow=$(backends)
 	set -- $(cat $(printf '/proc/%s/status ' $pids) 2>/dev/null |
 		awk '/^VmPTE:/ { n++; kb += $2 } END { print n + 0, kb + 0 }')
 	backends=$1 vmpte=$2

@@ -68,7 +68,7 @@ result $? "stress-ng and trinity are there"
 if [ "$quick" = 1 ]; then
 	skip "postgresql with its shared buffers in a region" "--quick"
 else
-	sh /opt/msharefs/demo/postgres.sh 8 20
+	sh /opt/msharefs/demo/postgres.sh 8 10
 	result $? "postgresql with its shared buffers in a region"
 fi
 exit $((failed > 0))
