@@ -27,7 +27,7 @@ test: deps
 	@STRESS_SECONDS=$(TEST_STRESS_SECONDS) $(S)/stress.sh fast
 	@STRESS_SECONDS=$(TEST_STRESS_SECONDS) $(S)/stress.sh debug
 	@OUTSIDE_SECONDS=$(TEST_OUTSIDE_SECONDS) $(S)/outside.sh debug
-	@MM_SUBSET="$(MM_SUBSET)" HOSTROOT_TEST=1 $(S)/test.sh $(FLAVOURS)
+	@MM_SUBSET="$(MM_SUBSET)" HOSTROOT_TEST=fast $(S)/test.sh $(FLAVOURS)
 
 test-fast test-debug: test-%: deps
 	@$(MAKE) --no-print-directory kernel-$* tests initramfs

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Run the test suite in the guest on each kernel flavour given, then
 #  - the categories of the kernel's mm selftests in MM_SUBSET, if set, and
-#  - with HOSTROOT_TEST=1, tests/hostroot/hostroot_test.sh in a guest on
-#    the host's root file system (unmodified Debian programs),
+#  - on the flavours listed in HOSTROOT_TEST, tests/hostroot/hostroot_test.sh
+#    in a guest on the host's root file system (unmodified Debian programs),
 # and print one closing line for all of them. Exits non-zero if any test
 # failed, a guest timed out or crashed, or a kernel log holds a warning,
 # BUG, Oops, lockdep, KASAN or kmemleak report.
@@ -70,7 +70,9 @@ hostroot() {
 for flavour in "$@"; do
 	suite "$flavour"
 	[ -z "${MM_SUBSET:-}" ] || mm_subset "$flavour"
-	[ "${HOSTROOT_TEST:-0}" != 1 ] || hostroot "$flavour"
+	case " ${HOSTROOT_TEST:-} " in
+	*" $flavour "*) hostroot "$flavour" ;;
+	esac
 done
 [ "$bad" = 0 ] || [ "$total_fail" -gt 0 ] || total_fail=1
 echo "$total_pass passed, $total_fail failed, $total_skip skipped"
