@@ -681,7 +681,14 @@ static void op_attach(struct tctx *c)
 			 mode == 3 ? MAP_FIXED_NOREPLACE : 0;
 		break;
 	case 4:		/* where the first attacher did, if free */
-		if (read(fd, &info, sizeof(info)) == sizeof(info))
+		/*
+		 * Not if that is in the MAP_FIXED windows: a hint taken
+		 * there would, until it is moved below, sit in another
+		 * thread's slot, whose MAP_FIXED_NOREPLACE would fail with
+		 * EEXIST and whose MAP_FIXED would replace it.
+		 */
+		if (read(fd, &info, sizeof(info)) == sizeof(info) &&
+		    !in_windows((void *)(unsigned long)info.start))
 			want = info.start;
 		break;
 	}
