@@ -28,7 +28,10 @@ fi
 
 cmdline="console=ttyS0 panic=-1 oops=panic no5lvl numa=fake=2"
 cmdline+=" hugepagesz=2M hugepages=${GUEST_HUGEPAGES:-64} default_hugepagesz=2M"
-cmdline+=" hung_task_timeout_secs=120 MSHAREFS_MODE=$mode"
+# A vCPU thread of an emulated guest can wait long for the host's CPUs:
+# a soft lockup is a CPU stuck for 2 x 30 s, not the default 2 x 10 s
+# (a boot on a loaded host tripped that in stop_machine).
+cmdline+=" hung_task_timeout_secs=120 watchdog_thresh=30 MSHAREFS_MODE=$mode"
 [ -z "${TESTS:-}" ] || cmdline+=" MSHAREFS_TESTS=$TESTS"
 [ -z "${GUEST_APPEND:-}" ] || cmdline+=" $GUEST_APPEND"
 qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max
