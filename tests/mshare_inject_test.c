@@ -482,6 +482,7 @@ fail:
 
 TEST_F_TIMEOUT(inject, attach, 600)
 {
+	unsigned long off;
 	long att;
 	char *p;
 	int i, fd;
@@ -499,8 +500,8 @@ TEST_F_TIMEOUT(inject, attach, 600)
 		}
 		ASSERT_EQ(att + 1, fdinfo_long(fd, "attachments"));
 		/* A fault that links the tables, one that allocates a page. */
-		ASSERT_EQ(0, fill_injected(self, p + PG * (1 + i % (OBJ / PG - 1)),
-					   PG, 7, PG * (1 + i % (OBJ / PG - 1))));
+		off = PG * (1 + i % (OBJ / PG - 1));
+		ASSERT_EQ(0, fill_injected(self, p + off, PG, 7, off));
 		ASSERT_PATTERN(p, PG, 7);
 		if (INJECT(munmap(p, self->align))) {
 			ASSERT_NOMEM("detach");
