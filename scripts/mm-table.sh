@@ -18,6 +18,7 @@ done
 # that runs more than once with the same arguments gets "#2", "#3".
 results() {
 	awk '
+	{ sub(/\r$/, "") }	# the guest serial console ends lines with CR LF
 	/^(not )?ok [0-9]+ / {
 		r = ($1 == "ok") ? "PASS" : "FAIL"
 		name = $0; sub(/^(not )?ok [0-9]+ /, "", name)

@@ -20,6 +20,25 @@ fi
 # Where run-guest.sh writes the logs (LOGS, if set).
 logs=${LOGS:-$BUILD/logs}
 total_pass=0 total_fail=0 total_skip=0 bad=0
+# What went wrong, repeated just above the closing line so that the tail
+# of a CI log names the failing tests.
+failures=()
+
+# Show a summary's output and remember its failure lines, labelled.
+summarise() {
+	local label=$1 out=$2 line
+	printf '%s\n' "$out" >&2
+	while IFS= read -r line; do
+		failures+=("$label: $line")
+	done < <(grep -E '^(ktap|mm): ' <<<"$out" | grep -v '^ktap: SKIP' || true)
+}
+
+# Record a problem that is not a test result (guest exit, dirty log).
+problem() {
+	log "$*"
+	failures+=("$*")
+	bad=1
+}
 
 # Add the counts of a "[label: ]N passed, N failed, N skipped" line.
 count() {
@@ -31,40 +50,39 @@ count() {
 }
 
 suite() {
-	local flavour=$1 rc=0 line
+	local flavour=$1 rc=0 out
 	rm -f "$logs/$flavour-test.out" "$logs/$flavour-test.console"
 	"$TOP/scripts/run-guest.sh" "$flavour" test ${extra:+"$extra"} || rc=$?
-	[ "$rc" = 0 ] || { log "$flavour: guest exited $rc"; bad=1; }
-	line=$("$TOP/scripts/ktap-summary.sh" "$logs/$flavour-test.out" "$flavour" |
-		tee /dev/stderr | tail -n 1) || bad=1
+	[ "$rc" = 0 ] || problem "$flavour: guest exited $rc"
+	out=$("$TOP/scripts/ktap-summary.sh" "$logs/$flavour-test.out" "$flavour") || bad=1
+	summarise "$flavour" "$out"
 	if ! "$TOP/scripts/check-log.sh" "$logs/$flavour-test.console"; then
-		log "$flavour: kernel log is not clean: $logs/$flavour-test.console"
-		bad=1
+		problem "$flavour: kernel log is not clean: $logs/$flavour-test.console"
 	fi
-	count "$line"
+	count "$(tail -n 1 <<<"$out")"
 }
 
 mm_subset() {
-	local flavour=$1 rc=0 line
-	line=$("$TOP/scripts/mm-selftests.sh" run --quick "$flavour" "$MM_SUBSET" |
-		tee /dev/stderr | tail -n 1) || rc=$?
-	[ "$rc" = 0 ] || { log "$flavour: mm selftests failed"; bad=1; }
-	count "$line"
+	local flavour=$1 rc=0 out
+	out=$("$TOP/scripts/mm-selftests.sh" run --quick "$flavour" "$MM_SUBSET") || rc=$?
+	summarise "$flavour mm" "$out"
+	[ "$rc" = 0 ] || problem "$flavour: mm selftests failed"
+	count "$(tail -n 1 <<<"$out")"
 }
 
 hostroot() {
-	local flavour=$1 rc=0 line dir=$logs/hostroot
+	local flavour=$1 rc=0 out dir=$logs/hostroot
 	mkdir -p "$dir"
 	rm -f "$dir/$flavour-guest.out" "$dir/$flavour-guest.console"
 	GUEST_ROOT=host LOGS=$dir "$TOP/scripts/guest.sh" "$flavour" "" \
 		'echo "# msharefs-runner: start hostroot_test"
 		sh /opt/msharefs/tests/hostroot/hostroot_test.sh
 		echo "# msharefs-runner: hostroot_test exit=$?"' >/dev/null || rc=$?
-	[ "$rc" = 0 ] || { log "$flavour: host-root guest exited $rc: $dir"; bad=1; }
-	line=$("$TOP/scripts/ktap-summary.sh" "$dir/$flavour-guest.out" "$flavour hostroot" |
-		tee /dev/stderr | tail -n 1) || bad=1
+	[ "$rc" = 0 ] || problem "$flavour: host-root guest exited $rc: $dir"
+	out=$("$TOP/scripts/ktap-summary.sh" "$dir/$flavour-guest.out" "$flavour hostroot") || bad=1
+	summarise "$flavour hostroot" "$out"
 	grep '^# postgres:' "$dir/$flavour-guest.out" >&2 || true
-	count "$line"
+	count "$(tail -n 1 <<<"$out")"
 }
 
 for flavour in "$@"; do
@@ -75,5 +93,6 @@ for flavour in "$@"; do
 	esac
 done
 [ "$bad" = 0 ] || [ "$total_fail" -gt 0 ] || total_fail=1
+[ "${#failures[@]}" = 0 ] || printf 'failed: %s\n' "${failures[@]}"
 echo "$total_pass passed, $total_fail failed, $total_skip skipped"
 [ "$bad" = 0 ] && [ "$total_fail" = 0 ]

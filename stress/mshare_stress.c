@@ -1865,9 +1865,81 @@ static void settle(void)
 	sleep(2);
 }
 
+#define MAX_CACHES 512
+
+/* One line of /proc/slabinfo: a cache and the memory its slabs hold. */
+struct cache_use {
+	char name[64];
+	long kb;
+};
+
 struct snap {
 	long memfree, sunreclaim, pagetables, huge_total, huge_free, huge_rsvd;
+	int nr_caches;
+	struct cache_use caches[MAX_CACHES];
 };
+
+static void snapshot_slabs(struct snap *s)
+{
+	long objs, slabs, pages, page_kb = sysconf(_SC_PAGESIZE) / 1024;
+	char line[512];
+	FILE *f = fopen("/proc/slabinfo", "r");
+	struct cache_use *c;
+
+	s->nr_caches = 0;
+	while (f && fgets(line, sizeof(line), f) && s->nr_caches < MAX_CACHES) {
+		c = &s->caches[s->nr_caches];
+		/* name active_objs num_objs size per_slab pages_per_slab
+		 * : tunables l b s : slabdata active_slabs num_slabs avail */
+		if (sscanf(line, "%63s %*d %ld %*d %*d %ld : tunables %*d %*d %*d : slabdata %*d %ld",
+			   c->name, &objs, &pages, &slabs) != 4)
+			continue;
+		c->kb = slabs * pages * page_kb;
+		s->nr_caches++;
+	}
+	if (f)
+		fclose(f);
+}
+
+static long cache_kb(const struct snap *s, const char *name)
+{
+	int i;
+
+	for (i = 0; i < s->nr_caches; i++)
+		if (!strcmp(s->caches[i].name, name))
+			return s->caches[i].kb;
+	return 0;
+}
+
+/*
+ * Name the slab caches that grew most since the baseline, so a baseline
+ * that did not come back says where the memory went.
+ */
+static void show_slab_growth(const struct snap *b, const struct snap *a)
+{
+	int shown[MAX_CACHES] = { 0 };
+	int n, i, best;
+	long d, best_d;
+
+	printf("stress: slab caches that grew most (kB: before after delta)\n");
+	for (n = 0; n < 12; n++) {
+		best = -1;
+		best_d = 0;
+		for (i = 0; i < a->nr_caches; i++) {
+			d = a->caches[i].kb - cache_kb(b, a->caches[i].name);
+			if (!shown[i] && d > best_d) {
+				best = i;
+				best_d = d;
+			}
+		}
+		if (best < 0)
+			break;
+		shown[best] = 1;
+		printf("stress:   %-28s %ld %ld %+ld\n", a->caches[best].name,
+		       cache_kb(b, a->caches[best].name), a->caches[best].kb,
+		       best_d);
+	}
+}
 
 static void snapshot(struct snap *s)
 {
@@ -1885,6 +1957,7 @@ static void snapshot(struct snap *s)
 	}
 	if (f)
 		fclose(f);
+	snapshot_slabs(s);
 }
 
 static long env_long(const char *name, long def)
@@ -1905,7 +1978,7 @@ static int check_baseline(const struct snap *b)
 	long tol_pt = env_long("STRESS_TOL_PAGETABLES_KB", 64);
 	long tol_slab = env_long("STRESS_TOL_SUNRECLAIM_KB", 4096);
 	long tol_free = env_long("STRESS_TOL_MEMFREE_KB", 16384);
-	struct snap a;
+	static struct snap a;
 	int tries, ok = 0;
 
 	for (tries = 0; tries < 20 && !ok; tries++) {
@@ -1930,6 +2003,7 @@ static int check_baseline(const struct snap *b)
 	       b->huge_rsvd, a.huge_rsvd);
 	printf("stress: baseline %s after %d settle rounds\n",
 	       ok ? "restored" : "NOT restored", tries);
+	show_slab_growth(b, &a);
 	if (!ok && system("cat /proc/meminfo; ls -la " HUGE_DIR " " DISK_DIR
 			  " /sys/fs/mshare; ps -o pid,stat,comm"))
 		say("stress: could not show the state");
@@ -1998,7 +2072,7 @@ int main(int argc, char **argv)
 	double secs = env_long("STRESS_SECONDS", 60), kill_every = 5;
 	double margin = -1, t0;
 	int workers = 8, threads = 2, baseline = 0, opt, ok;
-	struct snap base;
+	static struct snap base;
 	long fails, warm_fails = 0;
 
 	align = read_align();
