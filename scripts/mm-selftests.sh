@@ -126,11 +126,14 @@ run() {
 	*debug)	timeout=${MM_TEST_TIMEOUT:-900} ;;
 	*)	timeout=${MM_TEST_TIMEOUT:-300} ;;
 	esac
+	# va_high_addr_switch.sh reads the config from /proc/config.gz or
+	# /boot (the host's, under the guest's overlay): give it the kernel's.
+	cp "$BUILD/obj-$kernel/.config" "$out/kernel-config"
 	log "$kernel: run_vmtests.sh -t \"$cats\""
 	GUEST_ROOT=host GUEST_HUGEPAGES=${GUEST_HUGEPAGES:-128} \
 		GUEST_TIMEOUT=${GUEST_TIMEOUT:-5400} \
 		"$TOP/scripts/guest.sh" "$kernel" "" \
-		"cd '$out' && MM_TEST_TIMEOUT=$timeout ./run_vmtests.sh -t '$cats'; echo \"# run_vmtests.sh exit \$?\"" \
+		"mkdir -p /boot && cp '$out/kernel-config' /boot/config-\$(uname -r) && cd '$out' && MM_TEST_TIMEOUT=$timeout ./run_vmtests.sh -t '$cats'; echo \"# run_vmtests.sh exit \$?\"" \
 		>"$tap" 2>&1 || rc=$?
 	awk -v kernel="$kernel" '
 	/^ok [0-9]+ / {
