@@ -1979,8 +1979,12 @@ static long env_long(const char *name, long def)
 /*
  * Tolerances (kB), overridable by the environment: page tables must come
  * back to within 64 KiB, unreclaimable slab within 4 MiB, free memory
- * within 16 MiB (per-CPU page lists, stack depot of KASAN), huge pages
- * exactly. Freeing may lag (RCU, workqueues): retry for a minute.
+ * within 16 MiB, huge pages exactly. Freeing may lag (RCU, workqueues):
+ * retry for a minute. Free memory does not come back exactly: per-CPU
+ * page lists, KASAN's stack depot, and the vmalloc space of exited
+ * tasks' stacks, which vfree() gives back lazily (up to 96 MiB of it
+ * with 4 CPUs, lazy_max_pages()), with its KASAN shadow pages (1/8 of
+ * it) and a vmap_area object each until the lazy purge runs.
  *
  * kmemleak's own metadata (kmemleak_object, one per object it tracks,
  * freed after an RCU grace period) is left out of slab and free memory:
