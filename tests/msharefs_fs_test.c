@@ -1162,10 +1162,50 @@ struct meminfo {
 	long free_kb;
 };
 
+/*
+ * Memory held by the slab caches of kmemleak's own metadata, in KiB, or 0
+ * without kmemleak. It tracks every allocation of the whole guest, so it
+ * rises and falls with whatever else runs; it is not msharefs's.
+ */
+static long kmemleak_slab_kb(void)
+{
+	static const char * const caches[] = {
+		"kmemleak_object", "kmemleak_scan_area",
+	};
+	long slabs, order, kb = 0;
+	char path[PATH_MAX];
+	unsigned int i;
+	FILE *f;
+
+	for (i = 0; i < ARRAY_SIZE(caches); i++) {
+		snprintf(path, sizeof(path), "/sys/kernel/slab/%s/slabs",
+			 caches[i]);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%ld", &slabs) != 1)
+			slabs = 0;
+		fclose(f);
+		snprintf(path, sizeof(path), "/sys/kernel/slab/%s/order",
+			 caches[i]);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%ld", &order) != 1)
+			order = 0;
+		fclose(f);
+		kb += (slabs << order) * (getpagesize() / 1024);
+	}
+	return kb;
+}
+
+/* Slab less kmemleak's metadata; MemFree plus the per-CPU free lists. */
 static int read_meminfo(struct meminfo *mi)
 {
 	mi->slab_kb = meminfo_kb("Slab");
-	mi->free_kb = meminfo_kb("MemFree");
+	if (mi->slab_kb >= 0)
+		mi->slab_kb -= kmemleak_slab_kb();
+	mi->free_kb = free_kb();
 	return mi->slab_kb < 0 || mi->free_kb < 0 ? -1 : 0;
 }
 
@@ -1200,28 +1240,58 @@ static int churn(int root, int n, off_t align)
 	return 0;
 }
 
-TEST_F_TIMEOUT(msharefs, no_leak_create_unlink, 300)
+/*
+ * Growth of slab and loss of free memory over three churns of
+ * LEAK_REGIONS regions, measured in up to LEAK_WINDOWS windows. A leak of
+ * 90 bytes a region exceeds the slab bound in every window; the rest of the
+ * guest (kmemleak, KASAN's quarantine and stack depot, the page cache of
+ * the test's own log) can push one window over, seldom two, so the first
+ * window within bounds passes. Every window is logged.
+ */
+#define LEAK_WINDOWS	3
+#define LEAK_SLAB_KB	256
+#define LEAK_FREE_KB	4096
+
+/* 1 if window @window stayed within bounds, 0 if not, -1 on error. */
+static int leak_window(struct __test_metadata *_metadata, int root,
+		       off_t align, int window)
 {
-	static const char * const empty[] = { ".", "..", INFO_NAME };
 	struct meminfo before, after;
 	int round;
+
+	if (settle() || read_meminfo(&before))
+		return -1;
+	for (round = 0; round < 3; round++)
+		if (churn(root, LEAK_REGIONS, align))
+			return -1;
+	if (settle() || read_meminfo(&after))
+		return -1;
+	TH_LOG("window %d: Slab %ld -> %ld kB (%+ld), free %ld -> %ld kB (%+ld)",
+	       window, before.slab_kb, after.slab_kb,
+	       after.slab_kb - before.slab_kb, before.free_kb, after.free_kb,
+	       after.free_kb - before.free_kb);
+	return after.slab_kb - before.slab_kb <= LEAK_SLAB_KB &&
+	       before.free_kb - after.free_kb <= LEAK_FREE_KB;
+}
+
+TEST_F_TIMEOUT(msharefs, no_leak_create_unlink, 600)
+{
+	static const char * const empty[] = { ".", "..", INFO_NAME };
+	int window, within = 0;
 
 	if (access("/proc/sys/vm/drop_caches", W_OK))
 		SKIP(return, "/proc/sys/vm/drop_caches is not writable");
 
+	/* Warm up: the caches grow to what one churn needs. */
 	ASSERT_EQ(0, churn(self->root, LEAK_REGIONS, self->align));
-	ASSERT_EQ(0, settle());
-	ASSERT_EQ(0, read_meminfo(&before));
-	for (round = 0; round < 3; round++)
-		ASSERT_EQ(0, churn(self->root, LEAK_REGIONS, self->align));
-	ASSERT_EQ(0, settle());
-	ASSERT_EQ(0, read_meminfo(&after));
-
-	TH_LOG("Slab %ld -> %ld kB (%+ld), MemFree %ld -> %ld kB (%+ld)",
-	       before.slab_kb, after.slab_kb, after.slab_kb - before.slab_kb,
-	       before.free_kb, after.free_kb, after.free_kb - before.free_kb);
-	ASSERT_LE(after.slab_kb - before.slab_kb, 256);
-	ASSERT_LE(before.free_kb - after.free_kb, 4096);
+	for (window = 1; !within && window <= LEAK_WINDOWS; window++) {
+		within = leak_window(_metadata, self->root, self->align,
+				     window);
+		ASSERT_LE(0, within);
+	}
+	EXPECT_EQ(1, within)
+		TH_LOG("slab grew over %d kB or free memory fell over %d kB in all %d windows",
+		       LEAK_SLAB_KB, LEAK_FREE_KB, LEAK_WINDOWS);
 	ASSERT_TRUE(dir_has_exactly(self->root, ".", empty,
 				    ARRAY_SIZE(empty)));
 }
