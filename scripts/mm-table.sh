@@ -52,20 +52,17 @@ lookup() { awk -F'\t' -v n="$2" '$1 == n { print $2; found = 1 } END { if (!foun
 	done <"$tmp/names"
 } >"$tmp/full"
 
-# Category of a test: its binary's CATEGORY in run_vmtests.sh, which
-# names some binaries through a variable (uffd_stress_bin=./uffd-stress).
-category() {
-	local bin=${1%% *} f=$KTREE/tools/testing/selftests/mm/run_vmtests.sh c var
+# run_vmtests.sh with the binaries it names through variables
+# (uffd_stress_bin=./uffd-stress) written out, for category().
+sed -n 's|^\([a-z_]*\)=\./\([a-z_.-]*\)$|s/\${\1}/\2/g|p' \
+	"$KTREE/tools/testing/selftests/mm/run_vmtests.sh" >"$tmp/vars.sed"
+sed -f "$tmp/vars.sed" "$KTREE/tools/testing/selftests/mm/run_vmtests.sh" >"$tmp/run_vmtests.sh"
 
-	c=$(sed -n "s/^[[:space:]]*CATEGORY=\"\\([a-z_]*\\)\" run_test .*\\b${bin//./\\.}\\b.*/\\1/p" \
-		"$f" | head -n 1)
-	if [ -z "$c" ]; then
-		var=$(sed -n "s/^\\([a-z_]*\\)=\\.\\/${bin//./\\.}\$/\\1/p" "$f" | head -n 1)
-		[ -z "$var" ] ||
-			c=$(sed -n "s/^[[:space:]]*CATEGORY=\"\\([a-z_]*\\)\" run_test \\\${$var}.*/\\1/p" \
-				"$f" | head -n 1)
-	fi
-	echo "$c"
+# Category of a test: its binary's CATEGORY in run_vmtests.sh.
+category() {
+	local bin=${1%% *}
+	sed -n "s/^[[:space:]]*CATEGORY=\"\\([a-z_]*\\)\" run_test .*\\b${bin//./\\.}\\b.*/\\1/p" \
+		"$tmp/run_vmtests.sh" | head -n 1
 }
 
 {
