@@ -1321,6 +1321,40 @@ static int mprotect_same(struct att *a, int r, int slot)
 	return ret;
 }
 
+/* The advice the last R_MADVISE or R_MADVISE_PART of this thread gave. */
+static __thread int last_advice;
+
+/*
+ * What a reader may not do to everyone else (msharefs.rst, "Who may do
+ * what, and who pays"): the errno it must get, 0 if the rule is not one
+ * of those. Reading ahead and populating are anyone's, and so is
+ * MADV_DOFORK, which is the attachment's own.
+ */
+static int reader_refusal(int r)
+{
+	switch (r) {
+	case R_MPROTECT:
+	case R_MPROTECT_PART:
+	case R_PKEY_MPROTECT:
+		return EACCES;
+	case R_PROCESS_MADVISE:
+	case R_MLOCK:
+	case R_MLOCK2:
+		return EPERM;
+	case R_MADVISE:
+	case R_MADVISE_PART:
+		switch (last_advice) {
+		case MADV_WILLNEED:
+		case MADV_POPULATE_READ:
+		case MADV_POPULATE_WRITE:
+		case MADV_DOFORK:
+			return 0;
+		}
+		return EPERM;
+	}
+	return 0;
+}
+
 /*
  * Returns 0 or -errno of one refused operation, 1 if it does not apply;
  * may fix up @a.
@@ -1386,8 +1420,8 @@ static int refused_op(struct att *a, int r, int slot)
 	case R_MADVISE_PART:
 		if (r == R_MADVISE_PART)
 			len = HPAGE, base = obj;
-		ret = madvise(base, len,
-			      advices[rn(sizeof(advices) / sizeof(int))]);
+		last_advice = advices[rn(sizeof(advices) / sizeof(int))];
+		ret = madvise(base, len, last_advice);
 		break;
 	case R_MADV_REMOVE_HOLE:	/* destructive: only on a hole */
 		if (!a->rw)
@@ -1578,7 +1612,16 @@ static void op_refused(struct tctx *c)
 	if (ret == 1)
 		return;
 	CNT(ref_try[r]);
-	if (ret == -doc)
+	/* A reader's refusal is exact: success or another errno fails. */
+	if (!a->rw && reader_refusal(r)) {
+		doc = reader_refusal(r);
+		if (ret == -doc)
+			CNT(ref_doc[r]);
+		else
+			FAIL(unexpected, "%s through a reader's attachment: "
+			     "%s, documented %s", refused_doc[r].name,
+			     ret ? strerror(-ret) : "success", strerror(doc));
+	} else if (ret == -doc)
 		CNT(ref_doc[r]);
 	else if (!ret)
 		CNT(ref_ok[r]);
