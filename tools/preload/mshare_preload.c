@@ -22,7 +22,8 @@
  *   as past the end of any mapping. munmap of the mapping (its address,
  *   its length or anything up to the region size) detaches the whole
  *   region; a munmap that covers only part of it fails with EINVAL, as the
- *   kernel refuses partial munmap, mprotect and mremap of attachments.
+ *   kernel refuses partial munmap and mremap of attachments (mprotect and
+ *   madvise act on the region for every sharer, and need a writer).
  * - System V shared memory of at least the threshold: shmget creates the
  *   segment as usual (it keeps the id, key, permissions and size) and a
  *   region "preload-sysv-<shmid>" (mode from shmflg) holding its memory;
