@@ -83,12 +83,44 @@ static long attr_get(const char *dir, const char *attr)
 }
 
 /*
+ * The text of alloc_vmap_area() from /proc/kallsyms: [*@start, *@end).
+ * It splits free vmap areas with a GFP_NOWAIT allocation that it assumes
+ * never fails, and warns when it does (va_clip()): under injection that
+ * is a warning about the injection, not about msharefs, so no allocation
+ * made from it is failed (reject-start, reject-end).
+ */
+static int vmap_area_text(unsigned long *start, unsigned long *end)
+{
+	char line[256], name[128], type;
+	unsigned long addr;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	*start = *end = 0;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx %c %127s", &addr, &type, name) != 3)
+			continue;
+		if (*start && addr > *start) {
+			*end = addr;
+			break;
+		}
+		if (!strcmp(name, "alloc_vmap_area") && addr)
+			*start = addr;
+	}
+	fclose(f);
+	return *start && *end ? 0 : -1;
+}
+
+/*
  * Fail allocations of tasks that ask for it only, sleeping ones too, of
- * any order, quietly, @percent of the time (0: off), up to TIMES failures.
+ * any order, quietly, @percent of the time (0: off), up to TIMES failures,
+ * except those of alloc_vmap_area() (above).
  */
 static int attr_arm(const char *dir, int percent)
 {
-	char p[16];
+	unsigned long vstart, vend;
+	char p[32];
 
 	snprintf(p, sizeof(p), "%d", percent);
 	if (attr_set(dir, "probability", "0") ||
@@ -101,6 +133,14 @@ static int attr_arm(const char *dir, int percent)
 	if (!strcmp(dir, FAILPAGE) &&
 	    (attr_set(dir, "ignore-gfp-highmem", "N") ||
 	     attr_set(dir, "min-order", "0")))
+		return -1;
+	if (vmap_area_text(&vstart, &vend))
+		return -1;
+	snprintf(p, sizeof(p), "%lu", vstart);
+	if (attr_set(dir, "reject-start", p))
+		return -1;
+	snprintf(p, sizeof(p), "%lu", vend);
+	if (attr_set(dir, "reject-end", p))
 		return -1;
 	snprintf(p, sizeof(p), "%ld", TIMES);
 	if (attr_set(dir, "times", p))
@@ -131,6 +171,8 @@ static void attr_reset(const char *dir)
 	attr_set(dir, "verbose", "2");
 	attr_set(dir, "task-filter", "N");
 	attr_set(dir, "ignore-gfp-wait", "Y");
+	attr_set(dir, "reject-start", "0");
+	attr_set(dir, "reject-end", "0");
 	if (!strcmp(dir, FAILPAGE)) {
 		attr_set(dir, "ignore-gfp-highmem", "Y");
 		attr_set(dir, "min-order", "1");
