@@ -27,7 +27,8 @@
  *    through an overlayfs file leading to it, in a user namespace too, and
  *    no reference leaks to keep the mounts busy;
  *  - the OOM score of an attached process counts the region all the time,
- *    however busy the process keeps its mmap_lock, and /proc/PID/status
+ *    however busy the process keeps its mmap_lock (or its VMA locks,
+ *    by forking), and /proc/PID/status
  *    stays readable;
  *  - /proc/PID/pagemap reads every kind of hole in and around an
  *    attachment.
@@ -1774,6 +1775,35 @@ static void *hammer(void *arg)
 	return NULL;
 }
 
+/*
+ * fork() write-locks every VMA of the process while it copies them, the
+ * attachment too: a process that forks all the time must not hide its
+ * regions either. Many VMAs make each fork long.
+ */
+static void *forker(void *arg)
+{
+	int *running = arg;
+	pid_t pid;
+	int i;
+
+	for (i = 0; i < 256; i++) {
+		char *q = mmap(NULL, PG, i & 1 ? PROT_READ : RW,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (q != MAP_FAILED)
+			*(volatile char *)q;
+	}
+	__atomic_add_fetch(running, 1, __ATOMIC_SEQ_CST);
+	for (;;) {
+		pid = fork();
+		if (pid == 0)
+			_exit(0);
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+	}
+	return NULL;
+}
+
 struct oom_ctx {
 	int fd;			/* the region */
 	int up[2];		/* child -> test process: steps */
@@ -1808,7 +1838,9 @@ static int oom_child(void *arg)
 	for (i = 0; i < HAMMERS; i++)
 		if (FAILED(pthread_create(&t, NULL, hammer, &running) == 0))
 			return 1;
-	while (__atomic_load_n(&running, __ATOMIC_SEQ_CST) < HAMMERS)
+	if (FAILED(pthread_create(&t, NULL, forker, &running) == 0))
+		return 1;
+	while (__atomic_load_n(&running, __ATOMIC_SEQ_CST) < HAMMERS + 1)
 		sched_yield();
 	usleep(10000);
 	if (FAILED(step(o, 'c') == 0))
