@@ -281,6 +281,38 @@ static inline long proc_kb(const char *path, const char *key)
 	return -1;
 }
 
+/*
+ * Field @key (in kB) of the entry of /proc/self/@file (smaps or
+ * numa_maps style) that starts at @addr; -1 if there is none.
+ */
+static inline long smaps_field(const char *file, void *addr, const char *key)
+{
+	char path[64], line[512], start[32];
+	size_t klen = strlen(key);
+	bool in = false;
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/%s", file);
+	snprintf(start, sizeof(start), "%lx-", (unsigned long)addr);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strchr("0123456789abcdef", line[0]) && strchr(line, ' ') &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in = !strncmp(line, start, strlen(start));
+			continue;
+		}
+		if (in && !strncmp(line, key, klen) && line[klen] == ':') {
+			v = strtol(line + klen + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
 /* A /proc/meminfo field in KiB, or -1. */
 static inline long meminfo_kb(const char *key)
 {

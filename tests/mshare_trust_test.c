@@ -156,29 +156,7 @@ static long read_long(const char *path)
  */
 static long smaps_kb(void *addr, const char *key)
 {
-	char line[512], start[32];
-	size_t klen = strlen(key);
-	bool in = false;
-	long v = -1;
-	FILE *f;
-
-	snprintf(start, sizeof(start), "%lx-", (unsigned long)addr);
-	f = fopen("/proc/self/smaps", "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (strchr("0123456789abcdef", line[0]) && strchr(line, ' ') &&
-		    strchr(line, '-') < strchr(line, ' ')) {
-			in = !strncmp(line, start, strlen(start));
-			continue;
-		}
-		if (in && !strncmp(line, key, klen) && line[klen] == ':') {
-			v = strtol(line + klen + 1, NULL, 10);
-			break;
-		}
-	}
-	fclose(f);
-	return v;
+	return smaps_field("smaps", addr, key);
 }
 
 /* Mlocked (kB) once it is at most @below, polling for 5 s. */
