@@ -9,7 +9,7 @@ FLAVOURS := fast debug
 	tree export squash series \
 	kernels kernel-fast kernel-debug headers tests examples initramfs \
 	tools man-lint checkpatch check-harness stress stress-short \
-	check-series clean distclean mm-selftests test-mm mm-baseline \
+	check-series manifest clean distclean mm-selftests test-mm mm-baseline \
 	baseline-kernels outside deb
 
 all: kernels tests initramfs
@@ -21,13 +21,14 @@ TEST_OUTSIDE_SECONDS ?= 60
 # The mm selftests categories make test runs (make test-mm runs them all).
 MM_SUBSET ?= mmap mlock madv_populate memfd_secret mdwe mkdirty \
 	soft_dirty process_mrelease gup_test hugetlb
-test: deps
-	@$(MAKE) --no-print-directory kernels tests initramfs mm-selftests
-	@$(S)/check-harness.sh fast
-	@STRESS_SECONDS=$(TEST_STRESS_SECONDS) $(S)/stress.sh fast
-	@STRESS_SECONDS=$(TEST_STRESS_SECONDS) $(S)/stress.sh debug
-	@OUTSIDE_SECONDS=$(TEST_OUTSIDE_SECONDS) $(S)/outside.sh debug
-	@MM_SUBSET="$(MM_SUBSET)" HOSTROOT_TEST=fast $(S)/test.sh $(FLAVOURS)
+# scripts/make-test.sh holds the phases and prints their times.
+test:
+	@TEST_STRESS_SECONDS=$(TEST_STRESS_SECONDS) TEST_OUTSIDE_SECONDS=$(TEST_OUTSIDE_SECONDS) \
+		MM_SUBSET="$(MM_SUBSET)" $(S)/make-test.sh
+
+# What the suite must run (tests/manifest), made from the test sources.
+manifest: headers
+	@$(S)/manifest.sh --write
 
 test-fast test-debug: test-%: deps
 	@$(MAKE) --no-print-directory kernel-$* tests initramfs

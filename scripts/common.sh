@@ -18,3 +18,16 @@ require_clean_tree() {
 		die "$KTREE has uncommitted edits: commit them (git -C $KTREE commit -s) or stash them first"
 	fi
 }
+
+# make test's phase times: scripts/make-test.sh sets MSHAREFS_PHASES to a
+# file of "seconds<TAB>phase" lines; test.sh prints them as a table.
+phase_time() {
+	[ -z "${MSHAREFS_PHASES:-}" ] || printf '%s\t%s\n' "$2" "$1" >>"$MSHAREFS_PHASES"
+}
+
+phase_table() {
+	[ -n "${MSHAREFS_PHASES:-}" ] && [ -s "$MSHAREFS_PHASES" ] || return 0
+	echo "phase times (make test):"
+	awk -F'\t' '{ printf "  %-28s %5d s  %5.1f min\n", $2, $1, $1 / 60; t += $1 }
+		END { printf "  %-28s %5d s  %5.1f min\n", "total", t, t / 60 }' "$MSHAREFS_PHASES"
+}

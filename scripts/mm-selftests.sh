@@ -135,11 +135,24 @@ run() {
 		"$TOP/scripts/guest.sh" "$kernel" "" \
 		"mkdir -p /boot && cp '$out/kernel-config' /boot/config-\$(uname -r) && cd '$out' && MM_TEST_TIMEOUT=$timeout ./run_vmtests.sh -t '$cats'; echo \"# run_vmtests.sh exit \$?\"" \
 		>"$tap" 2>&1 || rc=$?
-	awk -v kernel="$kernel" '
-	/^ok [0-9]+ / {
-		if ($0 ~ /# SKIP/) skipped++; else passed++
+	# A skip passes only if tests/allowed-skips allows it with one of the
+	# lines the test printed since run_vmtests.sh started it.
+	gawk -v kernel="$kernel" -v allowed="$TOP/tests/allowed-skips" \
+		-f "$TOP/scripts/allowed-skips.awk" -e '
+	{ sub(/\r$/, "") }
+	/^# running / { nblock = 0 }
+	{ block[++nblock] = $0 }
+	/^ok [0-9]+ .*# SKIP/ {
+		name = $0; sub(/^ok [0-9]+ /, "", name); sub(/ # SKIP.*/, "", name)
+		ok = 0
+		for (i = 1; i <= nblock && !ok; i++)
+			ok = skip_allowed("mm", name, block[i])
+		if (ok) { skipped++; next }
+		printf "mm: unexpected SKIP on %s: %s (not in tests/allowed-skips)\n", kernel, name
+		failed++
 		next
 	}
+	/^ok [0-9]+ / { passed++; next }
 	/^not ok [0-9]+ / {
 		name = $0; sub(/^not ok [0-9]+ /, "", name)
 		printf "mm: FAIL on %s: %s\n", kernel, name

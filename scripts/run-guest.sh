@@ -32,7 +32,8 @@ cmdline+=" hugepagesz=2M hugepages=${GUEST_HUGEPAGES:-64} default_hugepagesz=2M"
 # a soft lockup is a CPU stuck for 2 x 30 s, not the default 2 x 10 s
 # (a boot on a loaded host tripped that in stop_machine).
 cmdline+=" hung_task_timeout_secs=120 watchdog_thresh=30 MSHAREFS_MODE=$mode"
-[ -z "${TESTS:-}" ] || cmdline+=" MSHAREFS_TESTS=$TESTS"
+# Set by test.sh from MSHAREFS_TEST_ONLY: guest/init runs only these.
+[ -z "${MSHAREFS_TESTS:-}" ] || cmdline+=" MSHAREFS_TESTS=$MSHAREFS_TESTS"
 [ -z "${GUEST_APPEND:-}" ] || cmdline+=" $GUEST_APPEND"
 qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max
 	-smp "${GUEST_CPUS:-4}" -m "${GUEST_MEM:-4G}"

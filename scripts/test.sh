@@ -19,6 +19,45 @@ fi
 
 # Where run-guest.sh writes the logs (LOGS, if set).
 logs=${LOGS:-$BUILD/logs}
+mkdir -p "$logs"
+
+# What must run: tests/manifest (MSHAREFS_MANIFEST for make check-harness),
+# narrowed to the programs matching MSHAREFS_TEST_ONLY, comma-separated
+# globs, if set.
+manifest=$logs/manifest
+narrowed=
+if [ -n "${TESTS:-}" ]; then
+	log "TESTS=$TESTS is not read: MSHAREFS_TEST_ONLY narrows the suite"
+fi
+only=${MSHAREFS_TEST_ONLY:-}
+selected() {
+	local - g
+	set -f
+	for g in ${only//,/ }; do
+		# shellcheck disable=SC2053 # a glob on purpose
+		[[ $1 == $g ]] && return 0
+	done
+	return 1
+}
+while read -r set prog n src; do
+	case "$set" in '#'* | '') continue ;; esac
+	[ -z "$only" ] || [ "$set" != suite ] || selected "$prog" || continue
+	echo "$set $prog $n $src"
+done <"${MSHAREFS_MANIFEST:-$TOP/tests/manifest}" >"$manifest"
+if [ -n "$only" ]; then
+	narrowed="MSHAREFS_TEST_ONLY=$only narrows the suite to $(awk '$1 == "suite" { printf "%s%s", sep, $2; sep = " " }' "$manifest")"
+	log "$narrowed"
+	grep -q '^suite ' "$manifest" || die "MSHAREFS_TEST_ONLY=$only matches no program of the manifest"
+fi
+
+# Seconds since the last call, as a phase of make test's table.
+phase_start=$(date +%s)
+phase() {
+	local now
+	now=$(date +%s)
+	phase_time "$1" $((now - phase_start))
+	phase_start=$now
+}
 total_pass=0 total_fail=0 total_skip=0 bad=0
 # What went wrong, repeated just above the closing line so that the tail
 # of a CI log names the failing tests.
@@ -52,9 +91,10 @@ count() {
 suite() {
 	local flavour=$1 rc=0 out
 	rm -f "$logs/$flavour-test.out" "$logs/$flavour-test.console"
-	"$TOP/scripts/run-guest.sh" "$flavour" test ${extra:+"$extra"} || rc=$?
+	MSHAREFS_TESTS=$only "$TOP/scripts/run-guest.sh" "$flavour" test ${extra:+"$extra"} || rc=$?
 	[ "$rc" = 0 ] || problem "$flavour: guest exited $rc"
-	out=$("$TOP/scripts/ktap-summary.sh" "$logs/$flavour-test.out" "$flavour") || bad=1
+	out=$("$TOP/scripts/ktap-summary.sh" --manifest "$manifest" --set suite \
+		"$logs/$flavour-test.out" "$flavour") || bad=1
 	summarise "$flavour" "$out"
 	if ! "$TOP/scripts/check-log.sh" "$logs/$flavour-test.console"; then
 		problem "$flavour: kernel log is not clean: $logs/$flavour-test.console"
@@ -79,7 +119,8 @@ hostroot() {
 		sh /opt/msharefs/tests/hostroot/hostroot_test.sh
 		echo "# msharefs-runner: hostroot_test exit=$?"' >/dev/null || rc=$?
 	[ "$rc" = 0 ] || problem "$flavour: host-root guest exited $rc: $dir"
-	out=$("$TOP/scripts/ktap-summary.sh" "$dir/$flavour-guest.out" "$flavour hostroot") || bad=1
+	out=$("$TOP/scripts/ktap-summary.sh" --manifest "$manifest" --set hostroot \
+		"$dir/$flavour-guest.out" "$flavour hostroot") || bad=1
 	summarise "$flavour hostroot" "$out"
 	grep '^# postgres:' "$dir/$flavour-guest.out" >&2 || true
 	count "$(tail -n 1 <<<"$out")"
@@ -87,12 +128,18 @@ hostroot() {
 
 for flavour in "$@"; do
 	suite "$flavour"
-	[ -z "${MM_SUBSET:-}" ] || mm_subset "$flavour"
+	phase "suite $flavour"
+	if [ -n "${MM_SUBSET:-}" ]; then
+		mm_subset "$flavour"
+		phase "mm selftests $flavour"
+	fi
 	case " ${HOSTROOT_TEST:-} " in
-	*" $flavour "*) hostroot "$flavour" ;;
+	*" $flavour "*) hostroot "$flavour"; phase "host-root $flavour" ;;
 	esac
 done
 [ "$bad" = 0 ] || [ "$total_fail" -gt 0 ] || total_fail=1
+phase_table
+[ -z "$narrowed" ] || echo "narrowed: $narrowed"
 [ "${#failures[@]}" = 0 ] || printf 'failed: %s\n' "${failures[@]}"
 echo "$total_pass passed, $total_fail failed, $total_skip skipped"
 [ "$bad" = 0 ] && [ "$total_fail" = 0 ]
