@@ -50,9 +50,14 @@ fi
 if [ -x "$BUILD/tools/mshare" ]; then
 	cp "$BUILD/tools/mshare" "$stage/usr/bin/mshare"
 fi
-# Tests that run on the host's root file system (make guest ROOT=host).
+# Tests that run on the host's root file system (make guest ROOT=host),
+# and the dynamic programs they run (the host's C library, not busybox's
+# world: under /tests/hostroot, out of the */tests/*_test run).
 mkdir -p "$stage/tests/hostroot"
 cp "$TOP"/tests/hostroot/*.sh "$stage/tests/hostroot/"
+if compgen -G "$BUILD/tools/hostroot/*" >/dev/null; then
+	cp -a "$BUILD/tools/hostroot/." "$stage/tests/hostroot/"
+fi
 # The preload shim is dynamic: for programs of the host's root file system
 # (make guest ROOT=host), which find it in /usr/local/lib.
 if [ -f "$BUILD/tools/libmshare-preload.so" ]; then

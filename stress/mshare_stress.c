@@ -25,9 +25,10 @@
  * Further checks: right after a successful MSHAREFS_UNMAP under the slot
  * lock, the unmapped range must fault in the caller (no stale TLB entry);
  * writes through read-only attachments and to read-only objects must fault;
- * refused operations must fail with the documented errno or succeed
- * (tolerated, in case they are given region-wide meaning), never with
- * another errno; exec must leave no attachment behind.
+ * every operation on an attachment must give one of the results
+ * msharefs.rst documents for it (see documented()): a refused one must fail
+ * with its errno, and its success fails the run as much as another errno;
+ * exec must leave no attachment behind.
  *
  * With -b the supervisor runs a short warm-up, then records MemFree,
  * SUnreclaim, PageTables and free huge pages, runs the stress, removes
@@ -134,7 +135,9 @@ enum refused {
  * Documented result of each (msharefs.rst, "Operations on an
  * attachment"), and the errnos its rules allow: ranges holding holes fail
  * ENOMEM as unmapped memory does (EFAULT or EIO for GUP users), changing
- * protections needs the region open for writing (EACCES).
+ * protections needs the region open for writing (EACCES). Success is
+ * allowed only where .err is 0: the refused operations (.err an errno)
+ * must fail. madvise depends on the advice and the caller: documented().
  */
 static const struct {
 	const char *name;
@@ -148,9 +151,9 @@ static const struct {
 	[R_MREMAP_SHRINK]	= { "mremap-shrink", EINVAL },
 	[R_MREMAP_GROW]		= { "mremap-grow", EINVAL },
 	[R_MREMAP_MOVE]		= { "mremap-move", EINVAL },
-	[R_MADVISE]		= { "madvise", 0, ENOMEM, EINVAL },
-	[R_MADVISE_PART]	= { "madvise-part", 0, ENOMEM, EINVAL },
-	[R_MADV_REMOVE_HOLE]	= { "madv-remove-hole", ENOMEM, EACCES },
+	[R_MADVISE]		= { "madvise", 0 },	/* see documented() */
+	[R_MADVISE_PART]	= { "madvise-part", 0 },
+	[R_MADV_REMOVE_HOLE]	= { "madv-remove-hole", ENOMEM },
 	[R_PROCESS_MADVISE]	= { "process_madvise", 0, ENOMEM, EINVAL },
 	[R_MLOCK]		= { "mlock", 0, ENOMEM },
 	[R_MLOCK2]		= { "mlock2", 0, ENOMEM },
@@ -158,9 +161,9 @@ static const struct {
 	[R_MSYNC_ASYNC]		= { "msync-async", 0 },
 	[R_MSYNC_SYNC]		= { "msync-sync", 0, ENOMEM },
 	[R_MINCORE]		= { "mincore", 0 },
-	[R_MBIND]		= { "mbind", 0, EINVAL },
-	[R_MBIND_PART]		= { "mbind-part", EINVAL, 0 },
-	[R_MOVE_PAGES]		= { "move_pages", EFAULT },
+	[R_MBIND]		= { "mbind", 0 },
+	[R_MBIND_PART]		= { "mbind-part", EINVAL },
+	[R_MOVE_PAGES]		= { "move_pages", 0 },	/* status checked */
 	[R_PVM_READV]		= { "process_vm_readv", 0, EFAULT },
 	[R_PROC_MEM]		= { "proc-mem", 0, EIO },
 	[R_ODIRECT]		= { "odirect-write", 0, EFAULT },
@@ -360,6 +363,7 @@ struct att {
 	char *addr;		/* NULL: free */
 	int fd;
 	int rw;
+	int mbind_node;		/* the policy mbind gave it whole, or -1 */
 };
 
 struct tctx {
@@ -714,6 +718,7 @@ static void op_attach(struct tctx *c)
 	a->addr = p;
 	a->fd = fd;
 	a->rw = rw;
+	a->mbind_node = -1;
 }
 
 static void detach(struct att *a)
@@ -1286,6 +1291,29 @@ static const int advices[] = {
 	MADV_COLLAPSE,
 };
 
+static const char *advice_name(int advice)
+{
+	static const char *const names[] = {
+		[MADV_NORMAL] = "NORMAL", [MADV_RANDOM] = "RANDOM",
+		[MADV_SEQUENTIAL] = "SEQUENTIAL", [MADV_WILLNEED] = "WILLNEED",
+		[MADV_DONTNEED] = "DONTNEED", [MADV_FREE] = "FREE",
+		[MADV_DOFORK] = "DOFORK", [MADV_DONTFORK] = "DONTFORK",
+		[MADV_MERGEABLE] = "MERGEABLE",
+		[MADV_UNMERGEABLE] = "UNMERGEABLE",
+		[MADV_HUGEPAGE] = "HUGEPAGE", [MADV_NOHUGEPAGE] = "NOHUGEPAGE",
+		[MADV_DONTDUMP] = "DONTDUMP", [MADV_DODUMP] = "DODUMP",
+		[MADV_WIPEONFORK] = "WIPEONFORK",
+		[MADV_KEEPONFORK] = "KEEPONFORK", [MADV_COLD] = "COLD",
+		[MADV_PAGEOUT] = "PAGEOUT",
+		[MADV_POPULATE_READ] = "POPULATE_READ",
+		[MADV_POPULATE_WRITE] = "POPULATE_WRITE",
+		[MADV_COLLAPSE] = "COLLAPSE",
+	};
+
+	return advice >= 0 && advice < (int)(sizeof(names) / sizeof(*names)) &&
+	       names[advice] ? names[advice] : "?";
+}
+
 /*
  * mprotect() may become region-wide: then it sets the protection of the
  * objects in the range for everyone. Ask only for what the object at the
@@ -1323,6 +1351,8 @@ static int mprotect_same(struct att *a, int r, int slot)
 
 /* The advice the last R_MADVISE or R_MADVISE_PART of this thread gave. */
 static __thread int last_advice;
+/* The node the last R_MBIND or R_MBIND_PART of this thread bound to. */
+static __thread int last_node;
 
 /*
  * What a reader may not do to everyone else (msharefs.rst, "Who may do
@@ -1348,6 +1378,7 @@ static int reader_refusal(int r)
 		case MADV_POPULATE_READ:
 		case MADV_POPULATE_WRITE:
 		case MADV_DOFORK:
+		case MADV_DONTFORK:
 			return 0;
 		}
 		return EPERM;
@@ -1421,6 +1452,9 @@ static int refused_op(struct att *a, int r, int slot)
 		if (r == R_MADVISE_PART)
 			len = HPAGE, base = obj;
 		last_advice = advices[rn(sizeof(advices) / sizeof(int))];
+		/* Safe on a part only: it must fail. */
+		if (r == R_MADVISE_PART && last_advice == MADV_DOFORK && rn(2))
+			last_advice = MADV_DONTFORK;
 		ret = madvise(base, len, last_advice);
 		break;
 	case R_MADV_REMOVE_HOLE:	/* destructive: only on a hole */
@@ -1475,25 +1509,35 @@ static int refused_op(struct att *a, int r, int slot)
 	}
 	case R_MBIND:
 	case R_MBIND_PART: {
-		unsigned long mask = 1UL << rn(2);
+		unsigned long mask;
 
+		last_node = rn(2);
+		mask = 1UL << last_node;
 		if (r == R_MBIND_PART)
 			len = HPAGE, base = obj;
 		ret = syscall(SYS_mbind, base, len, MPOL_BIND, &mask, 64,
 			      rn(2) ? MPOL_MF_MOVE : 0);
+		if (!ret && r == R_MBIND)
+			a->mbind_node = last_node;
 		break;
 	}
 	case R_MOVE_PAGES: {
 		void *pages[1] = { obj };
 		int status[1] = { 0 }, node[1] = { (int)rn(2) };
 
+		int move = rn(2);
+
 		ret = syscall(SYS_move_pages, 0, 1, pages,
-			      rn(2) ? node : NULL, status, 0);
-		/* "skip the attachment or fail with EFAULT" */
-		if (!ret && status[0] != -EFAULT && status[0] != -ENOENT) {
-			errno = ERANGE;	/* reported as unexpected */
-			ret = -1;
-		}
+			      move ? node : NULL, status, 0);
+		/*
+		 * "skip the attachment or fail with EFAULT": moving, the
+		 * page's status is EFAULT (not migratable); asking where it
+		 * is, the attachment has no page of its own (ENOENT).
+		 */
+		if (!ret && status[0] != (move ? -EFAULT : -ENOENT))
+			FAIL(unexpected, "move_pages (%s) on an attachment: "
+			     "status %d, documented %d", move ? "move" : "query",
+			     status[0], move ? -EFAULT : -ENOENT);
 		break;
 	}
 	case R_PVM_READV: {
@@ -1600,11 +1644,97 @@ static int refused_op(struct att *a, int r, int slot)
 	return ret ? -errno : 0;
 }
 
+/*
+ * The results msharefs.rst documents for refused operation @r through
+ * @a, in @res (0: success), the first the one counted as "documented";
+ * their number. madvise's depend on the advice and the caller; the rest
+ * are refused_doc's, or a reader's refusal.
+ */
+static int documented(struct att *a, int r, int *res)
+{
+	int n = 0;
+
+	if (!a->rw && reader_refusal(r)) {
+		res[n++] = reader_refusal(r);
+		return n;
+	}
+	/*
+	 * Of a part, EINVAL like a partial munmap, unless the attachment
+	 * already has that policy: nothing to change, as for any VMA.
+	 */
+	if (r == R_MBIND_PART) {
+		res[n++] = last_node == a->mbind_node ? 0 : EINVAL;
+		return n;
+	}
+	if (r != R_MADVISE && r != R_MADVISE_PART) {
+		res[n++] = refused_doc[r].err;
+		if (refused_doc[r].alt)
+			res[n++] = refused_doc[r].alt;
+		if (refused_doc[r].alt2)
+			res[n++] = refused_doc[r].alt2;
+		return n;
+	}
+	switch (last_advice) {
+	case MADV_NORMAL:
+	case MADV_RANDOM:
+	case MADV_SEQUENTIAL:
+	case MADV_WILLNEED:
+	case MADV_HUGEPAGE:
+	case MADV_NOHUGEPAGE:
+	case MADV_POPULATE_READ:
+		/* Applied to the objects; holes are ENOMEM. */
+		res[n++] = 0;
+		res[n++] = ENOMEM;
+		break;
+	case MADV_DONTNEED:
+	case MADV_COLD:
+	case MADV_PAGEOUT:
+		/*
+		 * Applied to the objects as in any process: madvise(2) refuses
+		 * these on locked and hugetlb memory (EINVAL).
+		 */
+		res[n++] = 0;
+		res[n++] = ENOMEM;
+		res[n++] = EINVAL;
+		break;
+	case MADV_POPULATE_WRITE:
+		/* EINVAL as on any read-only mapping: always a reader's. */
+		res[n++] = a->rw ? 0 : EINVAL;
+		if (a->rw) {
+			res[n++] = ENOMEM;
+			res[n++] = EINVAL;	/* a read-only object */
+		}
+		break;
+	case MADV_FREE:
+		/* Objects are shared memory; a range of holes is ENOMEM. */
+		res[n++] = EINVAL;
+		res[n++] = ENOMEM;
+		break;
+	case MADV_DOFORK:
+		/*
+		 * The attachment's own. It is never MADV_DONTFORK here, so
+		 * there is nothing to change, which succeeds on a part too,
+		 * as on any VMA.
+		 */
+		res[n++] = 0;
+		break;
+	case MADV_DONTFORK:
+		/* A part: EINVAL (it would split the attachment). */
+		res[n++] = EINVAL;
+		break;
+	default:
+		/* KSM, WIPEONFORK, COLLAPSE, DONTDUMP, ...: no meaning. */
+		res[n++] = EINVAL;
+		break;
+	}
+	return n;
+}
+
 static void op_refused(struct tctx *c)
 {
 	struct att *a = pick_att(c, 0);
-	int r = rn(NR_REFUSED), slot = rn(NSLOTS), ret;
-	int doc = refused_doc[r].err;
+	int r = rn(NR_REFUSED), slot = rn(NSLOTS), ret, res[4], n, i;
+	char want[64];
 
 	if (!a)
 		return;
@@ -1612,26 +1742,28 @@ static void op_refused(struct tctx *c)
 	if (ret == 1)
 		return;
 	CNT(ref_try[r]);
-	/* A reader's refusal is exact: success or another errno fails. */
-	if (!a->rw && reader_refusal(r)) {
-		doc = reader_refusal(r);
-		if (ret == -doc)
-			CNT(ref_doc[r]);
-		else
-			FAIL(unexpected, "%s through a reader's attachment: "
-			     "%s, documented %s", refused_doc[r].name,
-			     ret ? strerror(-ret) : "success", strerror(doc));
-	} else if (ret == -doc)
+	n = documented(a, r, res);
+	for (i = 0; i < n && ret != -res[i]; i++)
+		;
+	if (i == 0)
 		CNT(ref_doc[r]);
-	else if (!ret)
+	else if (i < n && !ret)
 		CNT(ref_ok[r]);
-	else if ((refused_doc[r].alt && ret == -refused_doc[r].alt) ||
-		 (refused_doc[r].alt2 && ret == -refused_doc[r].alt2))
+	else if (i < n)
 		CNT(ref_alt[r]);
-	else
-		FAIL(unexpected, "%s on an attachment: %s, documented %s",
-		     refused_doc[r].name, strerror(-ret),
-		     doc ? strerror(doc) : "success");
+	else {
+		want[0] = 0;
+		for (i = 0; i < n; i++)
+			snprintf(want + strlen(want), sizeof(want) -
+				 strlen(want), "%s%s", i ? " or " : "",
+				 res[i] ? strerrorname_np(res[i]) : "success");
+		FAIL(unexpected, "%s on %s attachment%s%s: %s, documented %s",
+		     refused_doc[r].name, a->rw ? "a writer's" : "a reader's",
+		     r == R_MADVISE || r == R_MADVISE_PART ? ", advice " : "",
+		     r == R_MADVISE || r == R_MADVISE_PART ?
+		     advice_name(last_advice) : "",
+		     ret ? strerrorname_np(-ret) : "success", want);
+	}
 	/* Whatever happened, the data must still be right. */
 	if (a->addr)
 		verify_slot(a, slot, 0);

@@ -3,10 +3,19 @@
 # host's root file system (make guest ROOT=host) and prints KTAP.
 #   sh hostroot_test.sh [--quick]
 # --quick leaves out PostgreSQL (it takes minutes on the debug kernel).
+#
+# First the setup it needs: the host's Debian root under a writable
+# overlay, stress-ng and trinity (for make outside). Any of it missing is
+# "Bail out!" and exit 1, before the plan: a run that fails, not a test.
+# Then the tests: the tools and man pages, Python with the preload shim,
+# the shim's own tests against the .so (mshare_preload_so_test, a dynamic
+# kselftest program, each of its results one of ours) and PostgreSQL.
 set -u
 quick=0
 [ "${1:-}" = --quick ] && quick=1
+here=$(dirname "$0")
 shim=/usr/local/lib/libmshare-preload.so
+sotest=$here/mshare_preload_so_test
 n=0 failed=0
 
 result() {
@@ -24,23 +33,46 @@ skip() {
 	echo "ok $n $1 # SKIP $2"
 }
 
+bail() {
+	echo "Bail out! setup: $*"
+	exit 1
+}
+
 echo "TAP version 13"
-echo "1..6"
+
+# ---- setup --------------------------------------------------------------
 
 # The root is the host's, read-only under a writable tmpfs overlay.
-awk '$2 == "/" && $3 == "overlay"' /proc/mounts | grep -q . &&
-	[ -x /usr/bin/dpkg ] && [ -f /etc/debian_version ]
-overlay=$?
-result $overlay "root is the host's Debian system under an overlay"
-
+awk '$2 == "/" && $3 == "overlay"' /proc/mounts | grep -q . ||
+	bail "the root is not an overlay (not make guest ROOT=host?)"
+[ -x /usr/bin/dpkg ] && [ -f /etc/debian_version ] ||
+	bail "the root is not the host's Debian system"
 # Only on the overlay: QEMU exports the host read-only anyway.
-if [ "$overlay" = 0 ]; then
-	probe=/usr/msharefs-overlay-probe.$$
-	echo written >"$probe" && [ "$(cat "$probe")" = written ] && rm "$probe"
-	result $? "writes land in the overlay"
-else
-	result 1 "writes land in the overlay (no overlay)"
+probe=/usr/msharefs-overlay-probe.$$
+{ echo written >"$probe" && [ "$(cat "$probe")" = written ] &&
+	rm "$probe"; } 2>/dev/null ||
+	bail "writes do not land in the overlay"
+stress-ng --version >/dev/null 2>&1 ||
+	bail "stress-ng is not installed (make deps)"
+command -v trinity >/dev/null || bail "trinity is not installed (make deps)"
+echo "# setup: the host's Debian root under a writable overlay, stress-ng and trinity"
+
+# The shim's tests run first, their output kept, so that the plan can
+# count their results: it is theirs plus our three.
+[ -f "$shim" ] || bail "$shim is missing (make tools initramfs)"
+[ -x "$sotest" ] || bail "$sotest is missing (make tools initramfs)"
+sout=/tmp/mshare_preload_so_test.$$
+LD_PRELOAD=$shim "$sotest" >"$sout" 2>&1
+src=$?
+splan=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' "$sout" | head -n 1)
+if [ -z "$splan" ]; then
+	sed 's/^/# /' "$sout"
+	bail "mshare_preload_so_test printed no plan (exit $src)"
 fi
+
+# ---- tests --------------------------------------------------------------
+
+echo "1..$((3 + splan))"
 
 mshare ls >/dev/null && man -w msharefs >/dev/null 2>&1
 result $? "mshare and the man pages are installed"
@@ -61,9 +93,26 @@ print(m[(32 << 20):(32 << 20) + 5].decode(), "/sys/fs/mshare/" in maps)
 [ "$out" = "hello True" ]
 result $? "python3 with the preload shim shares a region with its child ($out)"
 
-# stress-ng and trinity, for make outside, start at all.
-stress-ng --version >/dev/null 2>&1 && command -v trinity >/dev/null
-result $? "stress-ng and trinity are there"
+# The shim's results as ours, renumbered; the rest of its output as
+# diagnostics. Fewer results than its plan (a crash) leaves ours short.
+while IFS= read -r line; do
+	case "$line" in
+	"ok "[0-9]*)
+		n=$((n + 1))
+		echo "ok $n preload.so: ${line#ok [0-9]* }" ;;
+	"not ok "[0-9]*)
+		n=$((n + 1))
+		failed=$((failed + 1))
+		echo "not ok $n preload.so: ${line#not ok [0-9]* }" ;;
+	"#"*)	echo "$line" ;;
+	*)	echo "# $line" ;;
+	esac
+done <"$sout"
+rm -f "$sout"
+if [ "$src" != 0 ]; then
+	echo "# mshare_preload_so_test exited $src"
+	failed=$((failed + 1))
+fi
 
 if [ "$quick" = 1 ]; then
 	skip "postgresql with its shared buffers in a region" "--quick"

@@ -1,17 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The preload shim's promises, with the shim linked in statically (see
- * tools/Makefile): large MAP_SHARED | MAP_ANONYMOUS mappings and System V
- * segments land in msharefs regions at aligned addresses and are shared
- * with fork children; small, private and MAP_FIXED mappings are left
- * alone; munmap of the mapping detaches it, a partial munmap fails with
- * EINVAL; the bytes past the mapping fault; IPC_RMID removes the region.
+ * The preload shim's promises: large MAP_SHARED | MAP_ANONYMOUS mappings
+ * and System V segments land in msharefs regions at aligned addresses and
+ * are shared with fork children; small, private and MAP_FIXED mappings are
+ * left alone; munmap of the mapping detaches it, a partial munmap fails
+ * with EINVAL; the bytes past the mapping fault; IPC_RMID removes the
+ * region. And its fallbacks, each forced: msharefs not mounted, region
+ * creation failing (nr_inodes used up), attaching failing (RLIMIT_AS), its
+ * table full (MSHARE_PRELOAD_MAX_MAPPINGS) and the address space full:
+ * the program still gets working shared memory, not in a region, and the
+ * shim says why, once.
+ *
+ * Built twice from this file (tools/Makefile): mshare_preload_test, static
+ * with the shim linked in (--wrap), for the busybox guest; and
+ * mshare_preload_so_test, dynamic, run with
+ * LD_PRELOAD=libmshare-preload.so on the host's root file system
+ * (tests/hostroot/hostroot_test.sh), which refuses to run without the shim.
  *
  * Needs root, msharefs on /sys/fs/mshare and the default threshold
  * (64 MiB; MSHARE_PRELOAD_THRESHOLD must not be set).
  */
 #include <sys/ipc.h>
+#include <sys/mount.h>
 #include <sys/shm.h>
+#ifdef PRELOAD_SO
+#include <dlfcn.h>
+#endif
 
 #include "../mshare_test.h"
 
@@ -208,4 +222,370 @@ TEST(sysv_small_left_alone)
 	EXPECT_EQ(0, shmctl(id, IPC_RMID, NULL));
 }
 
-TEST_HARNESS_MAIN
+/* ---- fallbacks ---------------------------------------------------------
+ *
+ * The shim reads its settings once per process (the harness's own
+ * MAP_SHARED mmap already did in this one): each case sets the scene (a
+ * mount namespace, an environment variable), then runs this program again
+ * as a probe, a fresh process, which maps and reports on stdout; what the
+ * shim says goes to a file.
+ */
+
+struct probe {
+	int before, in_before;	/* earlier mappings; how many in regions */
+	int ok, region, plain, shared;	/* the mapping that tells */
+	int ok2, region2;	/* one more after it */
+	int again;		/* after munmap of an earlier one: in a region */
+	int shmat_err;		/* errno of a failed shmat */
+	int sysv_region;	/* the segment got its preload-sysv-ID region */
+	int left;		/* the probe's region files left in the mount */
+	char err[4096];		/* the shim's stderr */
+};
+
+/* Is @p's mapping plain shared memory (/dev/zero or a SysV segment)? */
+static bool plain(void *p)
+{
+	const char *l = maps_line(p);
+
+	return strstr(l, "/dev/zero") || strstr(l, "/SYSV");
+}
+
+static int shared_child(char *p)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		p[0] = 'c';
+		p[BIG / 2] = 'c';
+		p[BIG - 1] = 'c';
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || status)
+		return 0;
+	return p[0] == 'c' && p[BIG / 2] == 'c' && p[BIG - 1] == 'c';
+}
+
+static void *map_big(void)
+{
+	return mmap(NULL, BIG, PROT_READ | PROT_WRITE, SHARED_ANON, -1, 0);
+}
+
+/* Region files named after this process (PREFIX-<pid>-<n>) in the mount. */
+static int regions_left(void)
+{
+	char prefix[32];
+	struct dirent *e;
+	DIR *d = opendir(MSHARE_DIR);
+	int n = 0;
+
+	snprintf(prefix, sizeof(prefix), "preload-%d-", getpid());
+	while (d && (e = readdir(d)))
+		n += !strncmp(e->d_name, prefix, strlen(prefix));
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void limit_address_space(void)
+{
+	char line[256];
+	unsigned long kb = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+	struct rlimit rl;
+
+	while (f && fgets(line, sizeof(line), f))
+		sscanf(line, "VmSize: %lu kB", &kb);
+	if (f)
+		fclose(f);
+	/* Room for plain mappings, none for a 512 GiB attachment. */
+	rl.rlim_cur = rl.rlim_max = (kb << 10) + (1UL << 30);
+	if (!kb || setrlimit(RLIMIT_AS, &rl))
+		exit(3);
+}
+
+/*
+ * --probe mmap|sysv|aslimit|fill BEFORE: BEFORE mappings kept, then the
+ * one that tells (for fill: as many as it takes to get one not in a
+ * region), then one more; then munmap of the first and a new one.
+ */
+static int probe(const char *what, int before)
+{
+	struct probe r = { .before = before, .shmat_err = 0 };
+	char *first = NULL, *p = NULL, *q;
+	int i, id;
+
+	if (!strcmp(what, "aslimit"))
+		limit_address_space();
+	for (i = 0; i < before || !strcmp(what, "fill"); i++) {
+		p = map_big();
+		if (p == MAP_FAILED)
+			return 4;
+		if (!in_region(p))
+			break;
+		r.in_before++;
+		if (!first)
+			first = p;
+		if (i >= 1000)
+			return 5;
+	}
+	if (!strcmp(what, "fill")) {
+		r.before = i;
+	} else if (!strcmp(what, "sysv")) {
+		char path[64];
+		struct stat st;
+
+		id = shmget(IPC_PRIVATE, BIG, IPC_CREAT | 0600);
+		if (id < 0)
+			return 6;
+		snprintf(path, sizeof(path), MSHARE_DIR "/preload-sysv-%d", id);
+		r.sysv_region = !stat(path, &st);
+		p = shmat(id, NULL, 0);
+		if (p == (void *)-1) {
+			r.shmat_err = errno;
+			p = MAP_FAILED;
+		}
+		shmctl(id, IPC_RMID, NULL);
+	} else {
+		p = map_big();
+	}
+	r.ok = p != MAP_FAILED;
+	if (r.ok) {
+		r.region = in_region(p);
+		r.plain = plain(p);
+		r.shared = shared_child(p);
+	}
+	if (strcmp(what, "sysv")) {
+		q = map_big();
+		r.ok2 = q != MAP_FAILED;
+		r.region2 = r.ok2 && in_region(q);
+		if (first && !munmap(first, BIG)) {
+			q = map_big();
+			r.again = q != MAP_FAILED && in_region(q);
+		}
+	}
+	r.left = regions_left();
+	printf("%d %d %d %d %d %d %d %d %d %d %d %d\n", r.before, r.in_before,
+	       r.ok, r.region, r.plain, r.shared, r.ok2, r.region2, r.again,
+	       r.shmat_err, r.sysv_region, r.left);
+	return 0;
+}
+
+/* Run the probe in a new process; its report in @r. */
+static void run_probe(struct __test_metadata *_metadata, const char *what,
+		      int before, struct probe *r)
+{
+	int out[2], err = memfd_create("shim-stderr", 0), status, n;
+	char arg[16], buf[256] = "";
+	pid_t pid;
+	ssize_t got;
+
+	memset(r, 0, sizeof(*r));
+	ASSERT_LE(0, err);
+	ASSERT_EQ(0, pipe(out));
+	snprintf(arg, sizeof(arg), "%d", before);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		dup2(out[1], 1);
+		dup2(err, 2);
+		execl("/proc/self/exe", "mshare_preload_probe", "--probe",
+		      what, arg, (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	got = read(out[0], buf, sizeof(buf) - 1);
+	close(out[0]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	got = pread(err, r->err, sizeof(r->err) - 1, 0);
+	r->err[got > 0 ? got : 0] = 0;
+	close(err);
+	ASSERT_EQ(0, status) TH_LOG("probe %s: status %#x, stderr: %s", what,
+				    status, r->err);
+	n = sscanf(buf, "%d %d %d %d %d %d %d %d %d %d %d %d", &r->before,
+		   &r->in_before, &r->ok, &r->region, &r->plain, &r->shared,
+		   &r->ok2, &r->region2, &r->again, &r->shmat_err,
+		   &r->sysv_region, &r->left);
+	ASSERT_EQ(12, n) TH_LOG("probe %s said '%s'", what, buf);
+	TH_LOG("probe %s %d: %s  shim: %s", what, before, buf,
+	       r->err[0] ? r->err : "(nothing)");
+}
+
+static bool has(const char *s, const char *what)
+{
+	return strstr(s, what) != NULL;
+}
+
+/* How many lines the shim wrote. */
+static int said(const struct probe *r)
+{
+	const char *s = r->err;
+	int n = 0;
+
+	while ((s = strstr(s, "mshare-preload[")))
+		n++, s++;
+	return n;
+}
+
+/* The mapping that tells is plain shared memory that works. */
+#define ASSERT_PLAIN(r) do {						\
+	ASSERT_TRUE((r)->ok);						\
+	EXPECT_FALSE((r)->region);					\
+	EXPECT_TRUE((r)->plain);					\
+	EXPECT_TRUE((r)->shared);					\
+	EXPECT_EQ(0, (r)->left);					\
+} while (0)
+
+/* The probe works, and the shim is in it: mappings in regions, quietly. */
+TEST(fallback_control)
+{
+	struct probe r;
+
+	run_probe(_metadata, "mmap", 1, &r);
+	EXPECT_EQ(1, r.in_before);
+	ASSERT_TRUE(r.ok);
+	EXPECT_TRUE(r.region);
+	EXPECT_FALSE(r.plain);
+	EXPECT_TRUE(r.shared);
+	EXPECT_TRUE(r.region2);
+	EXPECT_TRUE(r.again);
+	EXPECT_EQ(0, r.left);
+	EXPECT_STREQ("", r.err);
+	run_probe(_metadata, "sysv", 0, &r);
+	EXPECT_TRUE(r.sysv_region);
+	ASSERT_TRUE(r.ok);
+	EXPECT_TRUE(r.region);
+	EXPECT_TRUE(r.shared);
+	EXPECT_STREQ("", r.err);
+}
+
+TEST(fallback_msharefs_not_mounted)
+{
+	struct probe r;
+
+	ASSERT_EQ(0, unshare(CLONE_NEWNS));
+	ASSERT_EQ(0, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
+	ASSERT_EQ(0, umount2(MSHARE_DIR, MNT_DETACH));
+	ASSERT_NE(0, access(INFO_PATH, F_OK));
+
+	run_probe(_metadata, "mmap", 0, &r);
+	ASSERT_PLAIN(&r);
+	EXPECT_TRUE(r.ok2 && !r.region2);
+	EXPECT_EQ(1, said(&r)) TH_LOG("%s", r.err);
+	EXPECT_TRUE(has(r.err, ": " INFO_PATH ": No such file or directory; not using regions\n"))
+		TH_LOG("%s", r.err);
+
+	run_probe(_metadata, "sysv", 0, &r);
+	EXPECT_FALSE(r.sysv_region);
+	ASSERT_PLAIN(&r);
+	EXPECT_TRUE(has(r.err, ": " INFO_PATH ": No such file or directory; not using regions\n"))
+		TH_LOG("%s", r.err);
+}
+
+/* nr_inodes=2: the root and mshare_info; no region can be made. */
+TEST(fallback_region_creation_fails)
+{
+	struct probe r;
+
+	ASSERT_EQ(0, unshare(CLONE_NEWNS));
+	ASSERT_EQ(0, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
+	ASSERT_EQ(0, mount("none", MSHARE_DIR, "msharefs", 0, "nr_inodes=2"));
+	ASSERT_NE(0UL, read_align());
+
+	run_probe(_metadata, "mmap", 0, &r);
+	ASSERT_PLAIN(&r);
+	EXPECT_TRUE(r.ok2 && !r.region2);
+	EXPECT_EQ(1, said(&r)) TH_LOG("%s", r.err);
+	EXPECT_TRUE(has(r.err, ": region " MSHARE_DIR "/preload-") &&
+		    has(r.err, ": No space left on device; not using regions\n"))
+		TH_LOG("%s", r.err);
+
+	run_probe(_metadata, "sysv", 0, &r);
+	EXPECT_FALSE(r.sysv_region);
+	ASSERT_PLAIN(&r);
+	EXPECT_TRUE(has(r.err, ": region " MSHARE_DIR "/preload-sysv-") &&
+		    has(r.err, ": No space left on device; segment ") &&
+		    has(r.err, " stays plain\n"))
+		TH_LOG("%s", r.err);
+}
+
+/* RLIMIT_AS leaves no room for the 512 GiB attachment: attaching fails. */
+TEST(fallback_attach_fails)
+{
+	struct probe r;
+
+	run_probe(_metadata, "aslimit", 0, &r);
+	ASSERT_PLAIN(&r);
+	EXPECT_TRUE(r.ok2 && !r.region2);
+	EXPECT_EQ(1, said(&r)) TH_LOG("%s", r.err);
+	EXPECT_TRUE(has(r.err, ": attach " MSHARE_DIR "/preload-") &&
+		    has(r.err, ": Cannot allocate memory; not using regions\n"))
+		TH_LOG("%s", r.err);
+}
+
+/*
+ * A table of two: the third mapping is plain, and so is the fourth; a
+ * munmap frees a place. shmat of a segment in a region cannot fall back to
+ * the segment's own memory (the others see the region): ENOMEM.
+ */
+TEST(fallback_table_full)
+{
+	struct probe r;
+
+	ASSERT_EQ(0, setenv("MSHARE_PRELOAD_MAX_MAPPINGS", "2", 1));
+	run_probe(_metadata, "mmap", 2, &r);
+	EXPECT_EQ(2, r.in_before);
+	ASSERT_PLAIN(&r);
+	EXPECT_TRUE(r.ok2 && !r.region2);
+	EXPECT_TRUE(r.again);
+	EXPECT_EQ(1, said(&r)) TH_LOG("%s", r.err);
+	EXPECT_TRUE(has(r.err, ": more than 2 regions\n")) TH_LOG("%s", r.err);
+
+	run_probe(_metadata, "sysv", 2, &r);
+	EXPECT_EQ(2, r.in_before);
+	EXPECT_TRUE(r.sysv_region);
+	EXPECT_FALSE(r.ok);
+	EXPECT_EQ(ENOMEM, r.shmat_err);
+	EXPECT_TRUE(has(r.err, ": more than 2 regions\n")) TH_LOG("%s", r.err);
+}
+
+/*
+ * With the default table (256), the address space (128 TiB, 512 GiB a
+ * mapping) runs out first: the mapping that finds no aligned room is plain.
+ * (Not checked: that a region fits again after munmap of one. It does not:
+ * the kernel looks for a gap of the size plus the alignment, so a freed
+ * 512 GiB slot between two others is not found without a hint.)
+ */
+TEST(fallback_address_space_full)
+{
+	struct probe r;
+
+	run_probe(_metadata, "fill", 0, &r);
+	EXPECT_EQ(r.before, r.in_before);
+	EXPECT_LT(200, r.before);
+	EXPECT_GT(256, r.before);
+	ASSERT_PLAIN(&r);
+	EXPECT_TRUE(r.ok2 && !r.region2);
+	EXPECT_EQ(1, said(&r)) TH_LOG("%s", r.err);
+	EXPECT_TRUE(has(r.err, ": attach " MSHARE_DIR "/preload-") &&
+		    has(r.err, ": Cannot allocate memory; not using regions\n"))
+		TH_LOG("%s", r.err);
+}
+
+int main(int argc, char **argv)
+{
+#ifdef PRELOAD_SO
+	Dl_info info = { 0 };
+
+	/* The tests are about the shim: without it they would prove nothing. */
+	if (!dladdr(dlsym(RTLD_DEFAULT, "mmap"), &info) || !info.dli_fname ||
+	    !strstr(info.dli_fname, "libmshare-preload.so")) {
+		printf("Bail out! mmap is %s's, not the shim's: run with LD_PRELOAD=libmshare-preload.so\n",
+		       info.dli_fname ? info.dli_fname : "nobody");
+		return 1;
+	}
+#endif
+	if (argc == 4 && !strcmp(argv[1], "--probe"))
+		return probe(argv[2], atoi(argv[3]));
+	return test_harness_run(argc, argv);
+}

@@ -34,13 +34,22 @@
  *
  * Anything it cannot honour (MAP_FIXED, PROT_EXEC, PROT_NONE, MAP_LOCKED,
  * MAP_32BIT, an unaligned shmat address, no msharefs mount, a failure
- * while setting up a region) goes to the C library's call, and the shim
- * says so once per reason on stderr.
+ * while setting up a region, no free aligned address, more mappings in
+ * regions than its table holds) goes to the C library's call, and the shim
+ * says so once per reason on stderr. A shmat of a segment whose memory is
+ * in a region cannot fall back (the segment's own memory is not what the
+ * other processes see): it fails (ENOMEM when the table is full).
+ *
+ * Every mapping in a region takes a whole alignment unit of address space:
+ * with 4-level page tables (128 TiB) about 250 fit, fewer than the table's
+ * 256 entries, so by default the address space runs out first.
  *
  * Environment: MSHARE_PRELOAD_THRESHOLD (bytes, K/M/G/T suffixes),
  * MSHARE_PRELOAD_PREFIX (region names PREFIX-<pid>-<n>, default
  * "preload"), MSHARE_MOUNT (default /sys/fs/mshare),
- * MSHARE_PRELOAD_VERBOSE=1 (report every region made).
+ * MSHARE_PRELOAD_VERBOSE=1 (report every region made),
+ * MSHARE_PRELOAD_MAX_MAPPINGS (at most this many mappings in regions at
+ * once, 1 to 256, the default).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -168,6 +177,7 @@ static int real_shmctl(int id, int cmd, struct shmid_ds *buf)
 static struct {
 	bool enabled, verbose;
 	int err;		/* why mshare_info could not be read */
+	int max_maps;		/* MSHARE_PRELOAD_MAX_MAPPINGS */
 	size_t threshold;
 	unsigned long align;
 	const char *mount, *prefix;
@@ -279,6 +289,8 @@ static void load_config(void)
 {
 	const char *t = getenv("MSHARE_PRELOAD_THRESHOLD");
 	const char *v = getenv("MSHARE_PRELOAD_VERBOSE");
+	const char *m = getenv("MSHARE_PRELOAD_MAX_MAPPINGS");
+	size_t max;
 
 	cfg.mount = getenv("MSHARE_MOUNT");
 	if (!cfg.mount || !*cfg.mount)
@@ -291,6 +303,12 @@ static void load_config(void)
 	if (t && !parse_size(t, &cfg.threshold))
 		say("MSHARE_PRELOAD_THRESHOLD=%s is not a size; using %zu",
 		    t, cfg.threshold = DEFAULT_THRESHOLD);
+	cfg.max_maps = MAX_MAPPINGS;
+	if (m && parse_size(m, &max) && max >= 1 && max <= MAX_MAPPINGS)
+		cfg.max_maps = max;
+	else if (m)
+		say("MSHARE_PRELOAD_MAX_MAPPINGS=%s is not 1 to %d; using %d",
+		    m, MAX_MAPPINGS, MAX_MAPPINGS);
 	cfg.align = read_alignment(cfg.mount);
 	cfg.enabled = cfg.align && !(cfg.align & (cfg.align - 1));
 	pthread_atfork(prepare_fork, after_fork, after_fork);
@@ -334,7 +352,7 @@ static bool track(void *addr, size_t len, size_t size, int shmid)
 	bool ok = false;
 
 	pthread_mutex_lock(&lock);
-	if (nmaps < MAX_MAPPINGS) {
+	if (nmaps < cfg.max_maps) {
 		maps[nmaps++] = (struct mapping){ (uintptr_t)addr, len, size,
 						  shmid };
 		ok = true;
@@ -451,7 +469,7 @@ static void *region_mmap(size_t len, int prot, int flags)
 	}
 	if (!track(p, olen, size, -1)) {
 		REAL(munmap)(p, size);
-		say_once(R_FULL, "more than %d regions", MAX_MAPPINGS);
+		say_once(R_FULL, "more than %d regions", cfg.max_maps);
 		return NULL;
 	}
 	if (cfg.verbose)
@@ -620,7 +638,7 @@ void *ENTRY(shmat)(int id, const void *addr, int flg)
 	}
 	if (!track(p, st.st_size, st.st_size, id)) {
 		REAL(munmap)(p, st.st_size);
-		say_once(R_FULL, "more than %d regions", MAX_MAPPINGS);
+		say_once(R_FULL, "more than %d regions", cfg.max_maps);
 		errno = ENOMEM;
 		return (void *)-1;
 	}
