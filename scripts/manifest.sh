@@ -23,7 +23,8 @@ manifest=$TOP/tests/manifest
 harness_tests() {
 	local src=$1
 	[ -d "$hdrs" ] || die "no UAPI headers in $hdrs: run 'make headers'"
-	grep -q '^TEST_HARNESS_MAIN' "$src" || die "$src: no TEST_HARNESS_MAIN"
+	grep -qE '^TEST_HARNESS_MAIN|test_harness_run\(' "$src" ||
+		die "$src: not a kselftest harness program"
 	${CC:-cc} -E -P -D_GNU_SOURCE -D__KSELFTEST_HARNESS_H \
 		-I"$KTREE/tools/testing/selftests" -isystem "$hdrs" "$src" |
 		tr '\n' ' ' |
@@ -41,10 +42,17 @@ harness_tests() {
 		}'
 }
 
-# The plan of a shell test: its "1..N" or PLAN=N line.
+# The plan of a shell test: its "1..N" or PLAN=N line. hostroot_test.sh
+# plans N of its own plus what the preload shim's test, built from
+# tests/preload/mshare_preload_test.c as mshare_preload_so_test, plans:
+# "1..$((N + splan))".
 script_tests() {
-	local n
+	local n own
 	n=$(sed -nE 's/^PLAN=([0-9]+)$/\1/p; s/^echo "1\.\.([0-9]+)"$/\1/p' "$1" | head -n 1)
+	own=$(sed -nE 's/^echo "1\.\.\$\(\(([0-9]+) \+ splan\)\)"$/\1/p' "$1" | head -n 1)
+	if [ -n "$own" ]; then
+		n=$((own + $(harness_tests "$TOP/tests/preload/mshare_preload_test.c")))
+	fi
 	[ -n "$n" ] || die "$1: no plan line (PLAN=N or echo \"1..N\")"
 	echo "$n"
 }
