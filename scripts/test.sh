@@ -9,13 +9,21 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-extra=
-if [ "${1:-}" = --extra ]; then
-	extra=$2
-	shift 2
-fi
+# --save FILE: keep this run's counts and failures in FILE and print them
+# as a part, not as the closing line; --add FILE (repeatable): count a
+# saved part in, as make test does with the fast kernel's part.
+extra= save= adds=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--extra) extra=$2; shift 2 ;;
+	--save) save=$2; shift 2 ;;
+	--add) adds+=("$2"); shift 2 ;;
+	*) break ;;
+	esac
+done
 
-[ $# -gt 0 ] || die "usage: test.sh [--extra INITRD] FLAVOUR..."
+[ $# -gt 0 ] || [ ${#adds[@]} -gt 0 ] ||
+	die "usage: test.sh [--extra INITRD] [--save FILE] [--add FILE]... FLAVOUR..."
 
 # Where run-guest.sh writes the logs (LOGS, if set).
 logs=${LOGS:-$BUILD/logs}
@@ -126,6 +134,18 @@ hostroot() {
 	count "$(tail -n 1 <<<"$out")"
 }
 
+for f in ${adds[@]+"${adds[@]}"}; do
+	while IFS= read -r line; do
+		case "$line" in
+		"counts "*) read -r _ p fl sk b <<<"$line"
+			total_pass=$((total_pass + p)) total_fail=$((total_fail + fl))
+			total_skip=$((total_skip + sk))
+			[ "$b" = 0 ] || bad=1 ;;
+		"failure "*) failures+=("${line#failure }") ;;
+		esac
+	done <"$f"
+done
+
 for flavour in "$@"; do
 	suite "$flavour"
 	phase "suite $flavour"
@@ -137,6 +157,15 @@ for flavour in "$@"; do
 	*" $flavour "*) hostroot "$flavour"; phase "host-root $flavour" ;;
 	esac
 done
+if [ -n "$save" ]; then
+	{
+		echo "counts $total_pass $total_fail $total_skip $bad"
+		[ ${#failures[@]} = 0 ] || printf 'failure %s\n' "${failures[@]}"
+	} >"$save"
+	echo "part ($*), counted in at the end: $total_pass passed, $total_fail failed, $total_skip skipped"
+	[ "$bad" = 0 ] && [ "$total_fail" = 0 ]
+	exit
+fi
 [ "$bad" = 0 ] || [ "$total_fail" -gt 0 ] || total_fail=1
 phase_table
 [ -z "$narrowed" ] || echo "narrowed: $narrowed"
