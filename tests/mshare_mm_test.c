@@ -883,80 +883,135 @@ static long vmstat(const char *key)
 	return v;
 }
 
+/* A part of a region, for a child that attaches it anew. */
+struct sharer {
+	int fd;			/* the region */
+	size_t off, size;
+	int seed;
+	const uint64_t *pfn;	/* the PFNs the caller sees there, or NULL */
+};
+
 /*
- * Fault @len bytes at @p in with pattern @seed while most of free memory
- * is taken by a private huge-page buffer, which is freed afterwards.
+ * Another sharer: attach the region at an address of its own, find
+ * pattern @seed there and, if given, the same page frames as the caller.
  */
-static int filled_fault(char *p, size_t len, int seed)
+static int sharer_sees(void *arg)
 {
-	size_t fill_len = meminfo_kb("MemFree") * KIB / 2 & ~(HPAGE - 1);
-	char *f = mmap(NULL, fill_len, RW, MAP_PRIVATE | MAP_ANONYMOUS |
-		       MAP_NORESERVE, -1, 0);
+	struct sharer *s = arg;
+	size_t n = s->size / PG, k;
+	uint64_t *pfn = calloc(n, sizeof(*pfn));
+	char *p = attach(s->fd);
+
+	if (FAILED(pfn != NULL) || FAILED(p != MAP_FAILED))
+		return 1;
+	if (FAILED(mismatch(p + s->off, s->size, s->seed) == -1))
+		return 2;
+	if (s->pfn) {
+		if (FAILED(pfns(p + s->off, n, pfn) == 0))
+			return 3;
+		for (k = 0; k < n; k++)
+			if (FAILED(pfn[k] == s->pfn[k]))
+				return 4;
+	}
+	return munmap(p, A) ? 5 : 0;
+}
+
+/*
+ * Fault @len bytes at @p in with pattern @seed, each page next to a page
+ * of a private buffer that is freed afterwards: the region's pages end up
+ * in half-empty pageblocks, the first thing compaction empties.
+ */
+static int fragmented_fault(char *p, size_t len, int seed)
+{
+	char *f = mmap(NULL, len, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	size_t i;
 
 	if (f == MAP_FAILED)
 		return -1;
-	madvise(f, fill_len, MADV_HUGEPAGE);
-	for (i = 0; i < fill_len; i += PG)
+	madvise(f, len, MADV_NOHUGEPAGE);
+	for (i = 0; i < len; i += PG) {
+		p[i] = 1;
 		f[i] = 1;
+	}
 	fill(p, len, seed);
-	return munmap(f, fill_len);
+	return munmap(f, len);
 }
 
 /*
- * Compaction under readers and writers of a region: every byte stays what
- * it was, whether region pages move or not (their PFNs are compared).
+ * Compaction moves region pages as it moves any movable page, under
+ * readers and writers of the region: it runs (compact_migrate_scanned and
+ * pgmigrate_success rise), region page frames change (pagemap PFNs, read
+ * as root), every byte stays what it was, and each sharer, also one that
+ * attaches afterwards, sees the new frames and the data.
  */
 TEST_F_TIMEOUT(mm, compaction, 120)
 {
 	const size_t size = 8 * MIB, n = 2 * size / PG;
-	uint64_t *before, *after;
-	long migrated;
+	uint64_t *before, *after, *seen;
+	long scanned, migrated;
 	struct churner c[2];
-	pid_t pid[2];
+	struct sharer s;
 	size_t moved = 0, k;
-	char *p;
-	int i;
+	pid_t pid[2];
+	int i, round;
+	char *p, *q;
 
 	before = calloc(n, sizeof(*before));
 	after = calloc(n, sizeof(*after));
-	ASSERT_TRUE(before && after);
+	seen = calloc(n, sizeof(*seen));
+	ASSERT_TRUE(before && after && seen);
 	ASSERT_OK(create_anon(self->fd, 0, 2 * size));
 	ASSERT_MAPS(p, attach(self->fd));
-	/*
-	 * Where compaction finds pages to move, in the part of memory a
-	 * filler takes last: the region's pages go where the filler left
-	 * room, and the filler's memory is free again when compaction runs.
-	 */
-	ASSERT_OK(filled_fault(p, 2 * size, 29));
+	ASSERT_MAPS(q, attach(self->fd));
+	ASSERT_OK(fragmented_fault(p, 2 * size, 29));
 	ASSERT_OK(pfns(p, n, before));
+	for (k = 0; k < n; k++)
+		ASSERT_NE(0ULL, (unsigned long long)before[k]) TH_LOG("no PFN for page %zu", k);
+	scanned = vmstat("compact_migrate_scanned");
 	migrated = vmstat("pgmigrate_success");
+	ASSERT_LE(0, scanned);
+	ASSERT_LE(0, migrated);
 	for (i = 0; i < 2; i++) {
 		c[i] = (struct churner){ p + i * size, size, 30 + 10 * i, 4 };
 		pid[i] = spawn(churn, &c[i]);
 		ASSERT_LT(0, pid[i]);
 	}
-	for (i = 0; i < 3; i++) {
+	/* A full compaction of every zone, until region pages moved. */
+	for (round = 1; round <= 5; round++) {
 		ASSERT_OK(write_str("/proc/sys/vm/compact_memory", "1\n"));
 		usleep(200000);
+		ASSERT_OK(pfns(p, n, after));
+		for (moved = 0, k = 0; k < n; k++)
+			moved += before[k] != after[k];
+		if (moved)
+			break;
 	}
 	for (i = 0; i < 2; i++)
 		ASSERT_EQ(0, wait_exit(pid[i]));
-	for (i = 0; i < 2; i++)
-		ASSERT_PATTERN(p + i * size, size, c[i].seed + 3);
+	TH_LOG("%zu of %zu region pages moved in %d rounds; compact_migrate_scanned +%ld, pgmigrate_success +%ld",
+	       moved, n, round, vmstat("compact_migrate_scanned") - scanned,
+	       vmstat("pgmigrate_success") - migrated);
+	ASSERT_LT(scanned, vmstat("compact_migrate_scanned"));
+	ASSERT_LT(migrated, vmstat("pgmigrate_success"));
+	ASSERT_LT(0UL, moved);
+
+	/* Data and frames as every sharer sees them. */
 	ASSERT_OK(pfns(p, n, after));
+	ASSERT_OK(pfns(q, n, seen));
 	for (k = 0; k < n; k++)
-		moved += before[k] != after[k];
-	/*
-	 * Whether compaction picks region pages depends on where they lie
-	 * (the fast kernel moves some, the debug kernel's layout may not):
-	 * logged, not asserted. The data checks above hold either way.
-	 */
-	TH_LOG("%zu of %zu region pages moved, pgmigrate_success +%ld",
-	       moved, n, vmstat("pgmigrate_success") - migrated);
+		ASSERT_EQ(after[k], seen[k]) TH_LOG("page %zu", k);
+	for (i = 0; i < 2; i++) {
+		ASSERT_PATTERN(p + i * size, size, c[i].seed + 3);
+		ASSERT_PATTERN(q + i * size, size, c[i].seed + 3);
+		s = (struct sharer){ self->fd, i * size, size, c[i].seed + 3,
+				     after + i * size / PG };
+		ASSERT_EQ(0, run_child(sharer_sees, &s));
+	}
+	ASSERT_OK(munmap(q, A));
 	ASSERT_OK(munmap(p, A));
 	free(before);
 	free(after);
+	free(seen);
 }
 
 static bool have_node1(void)
