@@ -39,6 +39,7 @@
 #define CGROOT		"/sys/fs/cgroup"
 #define THP_SHMEM	"/sys/kernel/mm/transparent_hugepage/shmem_enabled"
 #define NUMA_BAL	"/proc/sys/kernel/numa_balancing"
+#define NUMA_DBG	"/sys/kernel/debug/sched/numa_balancing/"
 #define KSM_RUN		"/sys/kernel/mm/ksm/run"
 #define KSM_SCAN	"/sys/kernel/mm/ksm/pages_to_scan"
 #define KSM_SLEEP	"/sys/kernel/mm/ksm/sleep_millisecs"
@@ -883,6 +884,14 @@ static long vmstat(const char *key)
 	return v;
 }
 
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 /* A part of a region, for a child that attaches it anew. */
 struct sharer {
 	int fd;			/* the region */
@@ -1097,22 +1106,111 @@ TEST_F(mm, numa_mbind)
 	ASSERT_OK(munmap(p, A));
 }
 
-/* NUMA balancing leaves attachments alone: no crash, data intact. */
+/* A "@key : value" line of /proc/self/sched (CONFIG_SCHED_DEBUG); -1. */
+static long sched_long(const char *key)
+{
+	char line[256], *colon;
+	size_t klen = strlen(key);
+	long v = -1;
+	FILE *f = fopen("/proc/self/sched", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ' ' &&
+		    (colon = strchr(line, ':')))
+			v = strtol(colon + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/* Load one byte of each of @n pages at @p. */
+static void read_pages(const char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		(void)*(volatile const char *)(p + i * PG);
+}
+
+/* NUMA hint faults taken while reading @n pages at @p. */
+static long hint_faults(const char *p, size_t n)
+{
+	long f = vmstat("numa_hint_faults");
+
+	read_pages(p, n);
+	return vmstat("numa_hint_faults") - f;
+}
+
+/*
+ * NUMA balancing scans this process and leaves its attachment alone: a
+ * plain shared memfd mapping of the same size, read in turns with the
+ * region, takes hint faults (its PTEs were made PROT_NONE by the scan)
+ * while the region's pages take none; the data stay intact for every
+ * sharer. The scan runs from the task's own ticks, so the test keeps the
+ * CPU busy reading; the scan delay and period are shortened where
+ * debugfs has them.
+ */
 TEST_F_TIMEOUT(mm, numa_balancing, 90)
 {
-	const size_t size = 4 * MIB;
+	const size_t size = 4 * MIB, n = size / PG;
+	long updates, seq, ctl = 0, reg = 0;
 	struct churner c;
+	struct sharer s;
+	int mfd, rounds;
+	double t0;
 	pid_t pid;
-	char *p;
+	char *p, *m;
 
+	ASSERT_TRUE(have_node1());
 	ASSERT_OK(set_knob(self, NUMA_BAL, "1\n"));
+	if (!access(NUMA_DBG "scan_delay_ms", W_OK)) {
+		ASSERT_OK(set_knob(self, NUMA_DBG "scan_delay_ms", "100\n"));
+		ASSERT_OK(set_knob(self, NUMA_DBG "scan_period_min_ms",
+				   "100\n"));
+		ASSERT_OK(set_knob(self, NUMA_DBG "scan_period_max_ms",
+				   "1000\n"));
+	}
 	ASSERT_OK(create_anon(self->fd, 0, size));
 	ASSERT_MAPS(p, attach(self->fd));
-	c = (struct churner){ p, size, 50, 10 };
+	mfd = memfd_sized("numa", MFD_CLOEXEC, size);
+	ASSERT_LE(0, mfd);
+	ASSERT_MAPS(m, mmap(NULL, size, RW, MAP_SHARED, mfd, 0));
+	fill(p, size, 50);
+	fill(m, size, 51);
+	updates = vmstat("numa_pte_updates");
+	seq = sched_long("mm->numa_scan_seq");
+	ASSERT_LE(0, updates);
+
+	/* Until the control took two scans' worth of hint faults. */
+	t0 = now();
+	for (rounds = 0; ctl < 2 * (long)n && now() < t0 + 60; rounds++) {
+		ctl += hint_faults(m, n);
+		reg += hint_faults(p, n);
+	}
+	updates = vmstat("numa_pte_updates") - updates;
+	TH_LOG("%d rounds in %.1f s: numa_pte_updates +%ld, numa_scan_seq %ld -> %ld; hint faults: %ld on the memfd, %ld on the region (%zu pages each)",
+	       rounds, now() - t0, updates, seq,
+	       sched_long("mm->numa_scan_seq"), ctl, reg, n);
+	ASSERT_LE((long)n, updates);
+	ASSERT_LE((long)n, ctl);
+	/*
+	 * The stack and the heap of vmstat() may take a few in the region's
+	 * turn; a scanned attachment would take as many as the memfd.
+	 */
+	ASSERT_GT((long)n / 8, reg);
+
+	ASSERT_PATTERN(p, size, 50);
+	ASSERT_PATTERN(m, size, 51);
+	c = (struct churner){ p, size, 52, 2 };
 	pid = spawn(churn, &c);
 	ASSERT_LT(0, pid);
 	ASSERT_EQ(0, wait_exit(pid));
-	ASSERT_PATTERN(p, size, 50 + 9);
+	ASSERT_PATTERN(p, size, 53);
+	s = (struct sharer){ self->fd, 0, size, 53, NULL };
+	ASSERT_EQ(0, run_child(sharer_sees, &s));
+	ASSERT_OK(munmap(m, size));
+	close(mfd);
 	ASSERT_OK(munmap(p, A));
 }
 
