@@ -40,9 +40,10 @@
 #define THP_SHMEM	"/sys/kernel/mm/transparent_hugepage/shmem_enabled"
 #define NUMA_BAL	"/proc/sys/kernel/numa_balancing"
 #define NUMA_DBG	"/sys/kernel/debug/sched/numa_balancing/"
-#define KSM_RUN		"/sys/kernel/mm/ksm/run"
-#define KSM_SCAN	"/sys/kernel/mm/ksm/pages_to_scan"
-#define KSM_SLEEP	"/sys/kernel/mm/ksm/sleep_millisecs"
+#define KSM_DIR		"/sys/kernel/mm/ksm/"
+#define KSM_RUN		KSM_DIR "run"
+#define KSM_SCAN	KSM_DIR "pages_to_scan"
+#define KSM_SLEEP	KSM_DIR "sleep_millisecs"
 #define CORE_PATTERN	"/proc/sys/kernel/core_pattern"
 #define ZRAM_DEV	"/dev/zram0"
 #define ZRAM_SYS	"/sys/block/zram0"
@@ -868,6 +869,13 @@ static int pfns(char *p, size_t n, uint64_t *pfn)
 	return 0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static long vmstat(const char *key)
 {
 	char line[128];
@@ -1230,47 +1238,85 @@ TEST_F(mm, ksm_madvise_mergeable)
 	ASSERT_OK(munmap(p, A));
 }
 
-/* Identical pages in a region, KSM merging everything a process has. */
-static int ksm_merge_any(void *arg)
+/*
+ * KSM merging everything a process has (PR_SET_MEMORY_MERGE) leaves its
+ * attachment alone: ksmd runs (full_scans advances) and merges the
+ * process's private anonymous pages (pages_sharing rises, smaps shows
+ * them as KSM), while the region's pages, identical to them, keep their
+ * own frames and the data every sharer writes and reads.
+ */
+TEST_F_TIMEOUT(mm, ksm_prctl_merge_any, 90)
 {
-	struct churner *c = arg;
-	size_t i;
+	const size_t size = 2 * MIB, n = size / PG;
+	long scans, sharing, shared, merged = 0, seen = 0;
+	uint64_t *pfn, kpfn;
+	struct sharer s;
+	double t0;
+	size_t k;
+	char *p, *priv;
 
-	for (i = 0; i < c->size; i += PG)
-		memset(c->p + i, 0x5a, PG);
-	if (FAILED(!prctl(PR_SET_MEMORY_MERGE, 1, 0, 0, 0)))
-		return 1;
-	sleep(3);
-	for (i = 0; i < c->size; i++)
-		if (FAILED(c->p[i] == 0x5a))
-			return 2;
-	/* Writes after a scan land in the region, for every sharer. */
-	fill(c->p, c->size, c->seed);
-	if (FAILED(smaps_kb(c->p, "KSM") == 0))
-		return 3;
-	return 0;
-}
-
-TEST_F_TIMEOUT(mm, ksm_prctl_merge_any, 60)
-{
-	const size_t size = 2 * MIB;
-	struct churner c;
-	pid_t pid;
-	char *p;
-
+	pfn = calloc(n + 1, sizeof(*pfn));
+	ASSERT_NE(NULL, pfn);
 	ASSERT_OK(set_knob(self, KSM_SCAN, "10000\n"));
 	ASSERT_OK(set_knob(self, KSM_SLEEP, "10\n"));
 	ASSERT_OK(set_knob(self, KSM_RUN, "1\n"));
 	ASSERT_OK(create_anon(self->fd, 0, size));
 	ASSERT_MAPS(p, attach(self->fd));
-	/* The object is at offset 0: c.p is also the attachment. */
-	c = (struct churner){ p, size, 61, 0 };
-	pid = spawn(ksm_merge_any, &c);
-	ASSERT_LT(0, pid);
-	ASSERT_EQ(0, wait_exit(pid));
-	ASSERT_PATTERN(p, size, 61);
+	ASSERT_MAPS(priv, mmap(NULL, size, RW, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0));
+	ASSERT_OK(madvise(priv, size, MADV_NOHUGEPAGE));
+	memset(p, 0x5a, size);
+	memset(priv, 0x5a, size);
+	scans = read_long(KSM_DIR "full_scans");
+	sharing = read_long(KSM_DIR "pages_sharing");
+	shared = read_long(KSM_DIR "pages_shared");
+	ASSERT_LE(0, scans);
+	ASSERT_LE(0, sharing);
+	ASSERT_LE(0, shared);
+
+	ASSERT_OK(prctl(PR_SET_MEMORY_MERGE, 1, 0, 0, 0));
+	/* Two full scans at least: a page is merged on its second. */
+	t0 = now();
+	while (now() < t0 + 60) {
+		usleep(100000);
+		seen = read_long(KSM_DIR "full_scans") - scans;
+		merged = smaps_kb(priv, "KSM");
+		if (seen >= 3 && merged == (long)(size / KIB))
+			break;
+	}
+	sharing = read_long(KSM_DIR "pages_sharing") - sharing;
+	TH_LOG("after %.1f s: full_scans +%ld, pages_shared +%ld, pages_sharing +%ld, KSM: %ld kB private, %ld kB region",
+	       now() - t0, seen, read_long(KSM_DIR "pages_shared") - shared,
+	       sharing, merged, smaps_kb(p, "KSM"));
+	ASSERT_LE(3, seen);
+	ASSERT_EQ((long)(size / KIB), merged);
+	/* A KSM page may have a sibling in the stable tree: not n - 1. */
+	ASSERT_LE((long)n / 2, sharing);
+
+	/* The region: no KSM page, a frame of its own for each page. */
+	ASSERT_EQ(0, smaps_kb(p, "KSM"));
 	ASSERT_EQ((long)(size / KIB), smaps_kb(p, "Rss"));
+	ASSERT_OK(pfns(priv, 1, &kpfn));
+	ASSERT_OK(pfns(p, n, pfn));
+	qsort(pfn, n, sizeof(*pfn), cmp_u64);
+	pfn[n] = kpfn;
+	for (k = 0; k < n; k++) {
+		ASSERT_NE(0ULL, (unsigned long long)pfn[k]);
+		ASSERT_NE(pfn[k], pfn[k + 1]) TH_LOG("frame %#llx shared",
+						    (unsigned long long)pfn[k]);
+		ASSERT_NE(kpfn, pfn[k]);
+	}
+	for (k = 0; k < size; k++)
+		ASSERT_EQ(0x5a, p[k]) TH_LOG("byte %#zx", k);
+
+	/* Writes after the scans land in the region, for every sharer. */
+	fill(p, size, 61);
+	s = (struct sharer){ self->fd, 0, size, 61, NULL };
+	ASSERT_EQ(0, run_child(sharer_sees, &s));
+	ASSERT_EQ(0, smaps_kb(p, "KSM"));
+	ASSERT_OK(munmap(priv, size));
 	ASSERT_OK(munmap(p, A));
+	free(pfn);
 }
 
 /* ---- userfaultfd ------------------------------------------------------ */
