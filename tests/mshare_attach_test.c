@@ -2134,7 +2134,7 @@ FIXTURE_TEARDOWN_PARENT(peer)
 }
 
 struct peer_objs {
-	const char *path;
+	const char *path, *name;
 	unsigned long p1, p2;	/* the parent's attachments */
 };
 
@@ -2150,13 +2150,21 @@ static const struct {
 
 #define PEER_N	ARRAY_SIZE(peer_obj)
 
+/*
+ * A peer that has not attached the region (this child of the creator
+ * first drops the attachments it inherited) learns from mshare_info where
+ * the creator attached and attaches read-only there, so that the pointer
+ * the creator stored at the start of the first object leads to the last
+ * object. It sees every object, cannot write, and a second attachment at
+ * a kernel-chosen address is aligned and sees the same data.
+ */
 static int peer_reader(void *arg)
 {
 	struct peer_objs *o = arg;
 	struct mshare_info info;
 	struct touch t;
+	char *p, *q, *ptr;
 	size_t i;
-	char *p;
 	int fd;
 
 	fd = open(o->path, O_RDONLY);
@@ -2164,29 +2172,48 @@ static int peer_reader(void *arg)
 		return 1;
 	if (FAILED(read_info(fd, &info) == 0 && info.start == o->p1))
 		return 1;
-	p = attach(fd, 0, PROT_READ, 0);
-	if (FAILED(p != MAP_FAILED))
+	if (FAILED(munmap((void *)o->p1, A) == 0) ||
+	    FAILED(munmap((void *)o->p2, A) == 0) ||
+	    FAILED(maps_contain(o->name) == 0))
 		return 1;
-	if (FAILED((unsigned long)p % A == 0))
+	p = attach(fd, info.start, PROT_READ, MAP_FIXED_NOREPLACE);
+	if (FAILED(p != MAP_FAILED) || FAILED((unsigned long)p == info.start))
 		return 1;
-	if (FAILED((unsigned long)p != o->p1 && (unsigned long)p != o->p2))
+	ptr = *(char **)p;
+	if (FAILED(ptr == p + peer_obj[PEER_N - 1].at) ||
+	    FAILED(mismatch(ptr, peer_obj[PEER_N - 1].size, 40 + PEER_N - 1)
+		   == -1))
 		return 1;
-	for (i = 0; i < PEER_N; i++)
-		if (FAILED(mismatch(p + peer_obj[i].at, peer_obj[i].size,
-				    40 + i) == -1))
+	for (i = 0; i < PEER_N; i++) {
+		size_t skip = i ? 0 : sizeof(ptr);
+
+		if (FAILED(mismatch_from(p + peer_obj[i].at + skip,
+					 peer_obj[i].size - skip, 40 + i,
+					 skip) == -1))
 			return 1;
+	}
 	t.p = p + peer_obj[0].at;
 	t.val = 1;
 	if (FAILED(run_child(do_write, &t) == SEGV))
 		return 1;
-	if (FAILED(munmap(p, A) == 0))
+
+	q = attach(fd, 0, PROT_READ, 0);
+	if (FAILED(q != MAP_FAILED) || FAILED((unsigned long)q % A == 0))
+		return 1;
+	for (i = 1; i < PEER_N; i++)
+		if (FAILED(mismatch(q + peer_obj[i].at, peer_obj[i].size,
+				    40 + i) == -1))
+			return 1;
+	if (FAILED(*(char **)q == ptr))
+		return 1;
+	if (FAILED(munmap(q, A) == 0) || FAILED(munmap(p, A) == 0))
 		return 1;
 	return 0;
 }
 
 TEST_F(peer, basic)
 {
-	struct peer_objs o = { .path = self->r.path };
+	struct peer_objs o = { .path = self->r.path, .name = self->r.name };
 	int fd = self->r.fd;
 	char *p1, *p2;
 	size_t i;
@@ -2210,6 +2237,8 @@ TEST_F(peer, basic)
 		fill(p1 + peer_obj[i].at, peer_obj[i].size, 40 + i);
 	for (i = 0; i < PEER_N; i++)
 		ASSERT_PATTERN(p2 + peer_obj[i].at, peer_obj[i].size, 40 + i);
+	/* A pointer into the region, valid where the creator attached. */
+	*(char **)(p1 + peer_obj[0].at) = p1 + peer_obj[PEER_N - 1].at;
 	ASSERT_EQ(0, run_child(peer_reader, &o));
 
 	for (i = 0; i < PEER_N; i++) {

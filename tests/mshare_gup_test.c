@@ -1222,13 +1222,16 @@ static void *race_pvm(void *arg)
 
 /*
  * O_DIRECT and process_vm_readv/writev on an object that is removed and
- * placed again all the time (300 times, or for 5 s): every call moves all,
- * some or nothing (EFAULT), and the kernel stays quiet.
+ * placed again all the time: every call moves all, some or nothing
+ * (EFAULT), and the kernel stays quiet. The object is replaced at least
+ * 20 times and for 5 s (at most 300 times), and on until the calls have
+ * seen both a present object (all moved) and a missing one (EFAULT), for
+ * up to 60 s: the round that saw both is logged.
  */
 TEST_F_TIMEOUT(gup, unmap_race, 120)
 {
 	struct race r = { .p = self->p1 + RACE_OFF };
-	int fd = self->r.fd, i;
+	int fd = self->r.fd, i, both = -1;
 	pthread_t t[2];
 	double t0 = now();
 
@@ -1237,7 +1240,12 @@ TEST_F_TIMEOUT(gup, unmap_race, 120)
 	ASSERT_OK(create_anon(fd, RACE_OFF, RACE_SIZE, RW));
 	ASSERT_OK(pthread_create(&t[0], NULL, race_dio, &r));
 	ASSERT_OK(pthread_create(&t[1], NULL, race_pvm, &r));
-	for (i = 0; i < 300 && (i < 20 || now() < t0 + 5); i++) {
+	for (i = 0; now() < t0 + 60; i++) {
+		if (both < 0 && __atomic_load_n(&r.full, __ATOMIC_RELAXED) &&
+		    __atomic_load_n(&r.fault, __ATOMIC_RELAXED))
+			both = i;
+		if (both >= 0 && i >= 20 && (i >= 300 || now() >= t0 + 5))
+			break;
 		ASSERT_OK(mshare_unmap(fd, RACE_OFF, RACE_SIZE));
 		usleep(i % 3 * 1000);
 		ASSERT_OK(create_anon(fd, RACE_OFF, RACE_SIZE, RW));
@@ -1246,8 +1254,8 @@ TEST_F_TIMEOUT(gup, unmap_race, 120)
 	__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
 	ASSERT_OK(pthread_join(t[0], NULL));
 	ASSERT_OK(pthread_join(t[1], NULL));
-	TH_LOG("%d replacements in %.1f s: %ld full, %ld partial, %ld EFAULT, %ld other",
-	       i, now() - t0, r.full, r.partial, r.fault, r.other);
+	TH_LOG("%d replacements in %.1f s, both outcomes after %d: %ld full, %ld partial, %ld EFAULT, %ld other",
+	       i, now() - t0, both, r.full, r.partial, r.fault, r.other);
 	ASSERT_EQ(0L, r.other);
 	ASSERT_LT(0L, r.full);
 	ASSERT_LT(0L, r.fault);

@@ -39,9 +39,11 @@
 #define CGROOT		"/sys/fs/cgroup"
 #define THP_SHMEM	"/sys/kernel/mm/transparent_hugepage/shmem_enabled"
 #define NUMA_BAL	"/proc/sys/kernel/numa_balancing"
-#define KSM_RUN		"/sys/kernel/mm/ksm/run"
-#define KSM_SCAN	"/sys/kernel/mm/ksm/pages_to_scan"
-#define KSM_SLEEP	"/sys/kernel/mm/ksm/sleep_millisecs"
+#define NUMA_DBG	"/sys/kernel/debug/sched/numa_balancing/"
+#define KSM_DIR		"/sys/kernel/mm/ksm/"
+#define KSM_RUN		KSM_DIR "run"
+#define KSM_SCAN	KSM_DIR "pages_to_scan"
+#define KSM_SLEEP	KSM_DIR "sleep_millisecs"
 #define CORE_PATTERN	"/proc/sys/kernel/core_pattern"
 #define ZRAM_DEV	"/dev/zram0"
 #define ZRAM_SYS	"/sys/block/zram0"
@@ -867,6 +869,13 @@ static int pfns(char *p, size_t n, uint64_t *pfn)
 	return 0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static long vmstat(const char *key)
 {
 	char line[128];
@@ -883,80 +892,141 @@ static long vmstat(const char *key)
 	return v;
 }
 
-/*
- * Fault @len bytes at @p in with pattern @seed while most of free memory
- * is taken by a private huge-page buffer, which is freed afterwards.
- */
-static int filled_fault(char *p, size_t len, int seed)
+static double now(void)
 {
-	size_t fill_len = meminfo_kb("MemFree") * KIB / 2 & ~(HPAGE - 1);
-	char *f = mmap(NULL, fill_len, RW, MAP_PRIVATE | MAP_ANONYMOUS |
-		       MAP_NORESERVE, -1, 0);
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A part of a region, for a child that attaches it anew. */
+struct sharer {
+	int fd;			/* the region */
+	size_t off, size;
+	int seed;
+	const uint64_t *pfn;	/* the PFNs the caller sees there, or NULL */
+};
+
+/*
+ * Another sharer: attach the region at an address of its own, find
+ * pattern @seed there and, if given, the same page frames as the caller.
+ */
+static int sharer_sees(void *arg)
+{
+	struct sharer *s = arg;
+	size_t n = s->size / PG, k;
+	uint64_t *pfn = calloc(n, sizeof(*pfn));
+	char *p = attach(s->fd);
+
+	if (FAILED(pfn != NULL) || FAILED(p != MAP_FAILED))
+		return 1;
+	if (FAILED(mismatch(p + s->off, s->size, s->seed) == -1))
+		return 2;
+	if (s->pfn) {
+		if (FAILED(pfns(p + s->off, n, pfn) == 0))
+			return 3;
+		for (k = 0; k < n; k++)
+			if (FAILED(pfn[k] == s->pfn[k]))
+				return 4;
+	}
+	return munmap(p, A) ? 5 : 0;
+}
+
+/*
+ * Fault @len bytes at @p in with pattern @seed, each page next to a page
+ * of a private buffer that is freed afterwards: the region's pages end up
+ * in half-empty pageblocks, the first thing compaction empties.
+ */
+static int fragmented_fault(char *p, size_t len, int seed)
+{
+	char *f = mmap(NULL, len, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	size_t i;
 
 	if (f == MAP_FAILED)
 		return -1;
-	madvise(f, fill_len, MADV_HUGEPAGE);
-	for (i = 0; i < fill_len; i += PG)
+	madvise(f, len, MADV_NOHUGEPAGE);
+	for (i = 0; i < len; i += PG) {
+		p[i] = 1;
 		f[i] = 1;
+	}
 	fill(p, len, seed);
-	return munmap(f, fill_len);
+	return munmap(f, len);
 }
 
 /*
- * Compaction under readers and writers of a region: every byte stays what
- * it was, whether region pages move or not (their PFNs are compared).
+ * Compaction moves region pages as it moves any movable page, under
+ * readers and writers of the region: it runs (compact_migrate_scanned and
+ * pgmigrate_success rise), region page frames change (pagemap PFNs, read
+ * as root), every byte stays what it was, and each sharer, also one that
+ * attaches afterwards, sees the new frames and the data.
  */
 TEST_F_TIMEOUT(mm, compaction, 120)
 {
 	const size_t size = 8 * MIB, n = 2 * size / PG;
-	uint64_t *before, *after;
-	long migrated;
+	uint64_t *before, *after, *seen;
+	long scanned, migrated;
 	struct churner c[2];
-	pid_t pid[2];
+	struct sharer s;
 	size_t moved = 0, k;
-	char *p;
-	int i;
+	pid_t pid[2];
+	int i, round;
+	char *p, *q;
 
 	before = calloc(n, sizeof(*before));
 	after = calloc(n, sizeof(*after));
-	ASSERT_TRUE(before && after);
+	seen = calloc(n, sizeof(*seen));
+	ASSERT_TRUE(before && after && seen);
 	ASSERT_OK(create_anon(self->fd, 0, 2 * size));
 	ASSERT_MAPS(p, attach(self->fd));
-	/*
-	 * Where compaction finds pages to move, in the part of memory a
-	 * filler takes last: the region's pages go where the filler left
-	 * room, and the filler's memory is free again when compaction runs.
-	 */
-	ASSERT_OK(filled_fault(p, 2 * size, 29));
+	ASSERT_MAPS(q, attach(self->fd));
+	ASSERT_OK(fragmented_fault(p, 2 * size, 29));
 	ASSERT_OK(pfns(p, n, before));
+	for (k = 0; k < n; k++)
+		ASSERT_NE(0ULL, (unsigned long long)before[k]) TH_LOG("no PFN for page %zu", k);
+	scanned = vmstat("compact_migrate_scanned");
 	migrated = vmstat("pgmigrate_success");
+	ASSERT_LE(0, scanned);
+	ASSERT_LE(0, migrated);
 	for (i = 0; i < 2; i++) {
 		c[i] = (struct churner){ p + i * size, size, 30 + 10 * i, 4 };
 		pid[i] = spawn(churn, &c[i]);
 		ASSERT_LT(0, pid[i]);
 	}
-	for (i = 0; i < 3; i++) {
+	/* A full compaction of every zone, until region pages moved. */
+	for (round = 0; round < 5 && !moved; round++) {
 		ASSERT_OK(write_str("/proc/sys/vm/compact_memory", "1\n"));
 		usleep(200000);
+		ASSERT_OK(pfns(p, n, after));
+		for (k = 0; k < n; k++)
+			moved += before[k] != after[k];
 	}
 	for (i = 0; i < 2; i++)
 		ASSERT_EQ(0, wait_exit(pid[i]));
-	for (i = 0; i < 2; i++)
-		ASSERT_PATTERN(p + i * size, size, c[i].seed + 3);
+	TH_LOG("%zu of %zu region pages moved in %d rounds; compact_migrate_scanned +%ld, pgmigrate_success +%ld",
+	       moved, n, round, vmstat("compact_migrate_scanned") - scanned,
+	       vmstat("pgmigrate_success") - migrated);
+	ASSERT_LT(scanned, vmstat("compact_migrate_scanned"));
+	ASSERT_LT(migrated, vmstat("pgmigrate_success"));
+	ASSERT_LT(0UL, moved);
+
+	/* Data and frames as every sharer sees them. */
 	ASSERT_OK(pfns(p, n, after));
+	ASSERT_OK(pfns(q, n, seen));
 	for (k = 0; k < n; k++)
-		moved += before[k] != after[k];
-	/*
-	 * Whether compaction picks region pages depends on where they lie
-	 * (the fast kernel moves some, the debug kernel's layout may not):
-	 * logged, not asserted. The data checks above hold either way.
-	 */
-	TH_LOG("%zu of %zu region pages moved, pgmigrate_success +%ld",
-	       moved, n, vmstat("pgmigrate_success") - migrated);
+		ASSERT_EQ(after[k], seen[k]) TH_LOG("page %zu", k);
+	for (i = 0; i < 2; i++) {
+		ASSERT_PATTERN(p + i * size, size, c[i].seed + 3);
+		ASSERT_PATTERN(q + i * size, size, c[i].seed + 3);
+		s = (struct sharer){ self->fd, i * size, size, c[i].seed + 3,
+				     after + i * size / PG };
+		ASSERT_EQ(0, run_child(sharer_sees, &s));
+	}
+	ASSERT_OK(munmap(q, A));
 	ASSERT_OK(munmap(p, A));
 	free(before);
 	free(after);
+	free(seen);
 }
 
 static bool have_node1(void)
@@ -1042,22 +1112,111 @@ TEST_F(mm, numa_mbind)
 	ASSERT_OK(munmap(p, A));
 }
 
-/* NUMA balancing leaves attachments alone: no crash, data intact. */
+/* A "@key : value" line of /proc/self/sched (CONFIG_SCHED_DEBUG); -1. */
+static long sched_long(const char *key)
+{
+	char line[256], *colon;
+	size_t klen = strlen(key);
+	long v = -1;
+	FILE *f = fopen("/proc/self/sched", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ' ' &&
+		    (colon = strchr(line, ':')))
+			v = strtol(colon + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/* Load one byte of each of @n pages at @p. */
+static void read_pages(const char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		(void)*(volatile const char *)(p + i * PG);
+}
+
+/* NUMA hint faults taken while reading @n pages at @p. */
+static long hint_faults(const char *p, size_t n)
+{
+	long f = vmstat("numa_hint_faults");
+
+	read_pages(p, n);
+	return vmstat("numa_hint_faults") - f;
+}
+
+/*
+ * NUMA balancing scans this process and leaves its attachment alone: a
+ * plain shared memfd mapping of the same size, read in turns with the
+ * region, takes hint faults (its PTEs were made PROT_NONE by the scan)
+ * while the region's pages take none; the data stay intact for every
+ * sharer. The scan runs from the task's own ticks, so the test keeps the
+ * CPU busy reading; the scan delay and period are shortened where
+ * debugfs has them.
+ */
 TEST_F_TIMEOUT(mm, numa_balancing, 90)
 {
-	const size_t size = 4 * MIB;
+	const size_t size = 4 * MIB, n = size / PG;
+	long updates, seq, ctl = 0, reg = 0;
 	struct churner c;
+	struct sharer s;
+	int mfd, rounds;
+	double t0;
 	pid_t pid;
-	char *p;
+	char *p, *m;
 
+	ASSERT_TRUE(have_node1());
 	ASSERT_OK(set_knob(self, NUMA_BAL, "1\n"));
+	if (!access(NUMA_DBG "scan_delay_ms", W_OK)) {
+		ASSERT_OK(set_knob(self, NUMA_DBG "scan_delay_ms", "100\n"));
+		ASSERT_OK(set_knob(self, NUMA_DBG "scan_period_min_ms",
+				   "100\n"));
+		ASSERT_OK(set_knob(self, NUMA_DBG "scan_period_max_ms",
+				   "1000\n"));
+	}
 	ASSERT_OK(create_anon(self->fd, 0, size));
 	ASSERT_MAPS(p, attach(self->fd));
-	c = (struct churner){ p, size, 50, 10 };
+	mfd = memfd_sized("numa", MFD_CLOEXEC, size);
+	ASSERT_LE(0, mfd);
+	ASSERT_MAPS(m, mmap(NULL, size, RW, MAP_SHARED, mfd, 0));
+	fill(p, size, 50);
+	fill(m, size, 51);
+	updates = vmstat("numa_pte_updates");
+	seq = sched_long("mm->numa_scan_seq");
+	ASSERT_LE(0, updates);
+
+	/* Until the control took two scans' worth of hint faults. */
+	t0 = now();
+	for (rounds = 0; ctl < 2 * (long)n && now() < t0 + 60; rounds++) {
+		ctl += hint_faults(m, n);
+		reg += hint_faults(p, n);
+	}
+	updates = vmstat("numa_pte_updates") - updates;
+	TH_LOG("%d rounds in %.1f s: numa_pte_updates +%ld, numa_scan_seq %ld -> %ld; hint faults: %ld on the memfd, %ld on the region (%zu pages each)",
+	       rounds, now() - t0, updates, seq,
+	       sched_long("mm->numa_scan_seq"), ctl, reg, n);
+	ASSERT_LE((long)n, updates);
+	ASSERT_LE((long)n, ctl);
+	/*
+	 * The stack and the heap of vmstat() may take a few in the region's
+	 * turn; a scanned attachment would take as many as the memfd.
+	 */
+	ASSERT_GT((long)n / 8, reg);
+
+	ASSERT_PATTERN(p, size, 50);
+	ASSERT_PATTERN(m, size, 51);
+	c = (struct churner){ p, size, 52, 2 };
 	pid = spawn(churn, &c);
 	ASSERT_LT(0, pid);
 	ASSERT_EQ(0, wait_exit(pid));
-	ASSERT_PATTERN(p, size, 50 + 9);
+	ASSERT_PATTERN(p, size, 53);
+	s = (struct sharer){ self->fd, 0, size, 53, NULL };
+	ASSERT_EQ(0, run_child(sharer_sees, &s));
+	ASSERT_OK(munmap(m, size));
+	close(mfd);
 	ASSERT_OK(munmap(p, A));
 }
 
@@ -1077,47 +1236,85 @@ TEST_F(mm, ksm_madvise_mergeable)
 	ASSERT_OK(munmap(p, A));
 }
 
-/* Identical pages in a region, KSM merging everything a process has. */
-static int ksm_merge_any(void *arg)
+/*
+ * KSM merging everything a process has (PR_SET_MEMORY_MERGE) leaves its
+ * attachment alone: ksmd runs (full_scans advances) and merges the
+ * process's private anonymous pages (pages_sharing rises, smaps shows
+ * them as KSM), while the region's pages, identical to them, keep their
+ * own frames and the data every sharer writes and reads.
+ */
+TEST_F_TIMEOUT(mm, ksm_prctl_merge_any, 90)
 {
-	struct churner *c = arg;
-	size_t i;
+	const size_t size = 2 * MIB, n = size / PG;
+	long scans, sharing, shared, merged = 0, seen = 0;
+	uint64_t *pfn, kpfn;
+	struct sharer s;
+	double t0;
+	size_t k;
+	char *p, *priv;
 
-	for (i = 0; i < c->size; i += PG)
-		memset(c->p + i, 0x5a, PG);
-	if (FAILED(!prctl(PR_SET_MEMORY_MERGE, 1, 0, 0, 0)))
-		return 1;
-	sleep(3);
-	for (i = 0; i < c->size; i++)
-		if (FAILED(c->p[i] == 0x5a))
-			return 2;
-	/* Writes after a scan land in the region, for every sharer. */
-	fill(c->p, c->size, c->seed);
-	if (FAILED(smaps_kb(c->p, "KSM") == 0))
-		return 3;
-	return 0;
-}
-
-TEST_F_TIMEOUT(mm, ksm_prctl_merge_any, 60)
-{
-	const size_t size = 2 * MIB;
-	struct churner c;
-	pid_t pid;
-	char *p;
-
+	pfn = calloc(n + 1, sizeof(*pfn));
+	ASSERT_NE(NULL, pfn);
 	ASSERT_OK(set_knob(self, KSM_SCAN, "10000\n"));
 	ASSERT_OK(set_knob(self, KSM_SLEEP, "10\n"));
 	ASSERT_OK(set_knob(self, KSM_RUN, "1\n"));
 	ASSERT_OK(create_anon(self->fd, 0, size));
 	ASSERT_MAPS(p, attach(self->fd));
-	/* The object is at offset 0: c.p is also the attachment. */
-	c = (struct churner){ p, size, 61, 0 };
-	pid = spawn(ksm_merge_any, &c);
-	ASSERT_LT(0, pid);
-	ASSERT_EQ(0, wait_exit(pid));
-	ASSERT_PATTERN(p, size, 61);
+	ASSERT_MAPS(priv, mmap(NULL, size, RW, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0));
+	ASSERT_OK(madvise(priv, size, MADV_NOHUGEPAGE));
+	memset(p, 0x5a, size);
+	memset(priv, 0x5a, size);
+	scans = read_long(KSM_DIR "full_scans");
+	sharing = read_long(KSM_DIR "pages_sharing");
+	shared = read_long(KSM_DIR "pages_shared");
+	ASSERT_LE(0, scans);
+	ASSERT_LE(0, sharing);
+	ASSERT_LE(0, shared);
+
+	ASSERT_OK(prctl(PR_SET_MEMORY_MERGE, 1, 0, 0, 0));
+	/* Two full scans at least: a page is merged on its second. */
+	t0 = now();
+	while (now() < t0 + 60) {
+		usleep(100000);
+		seen = read_long(KSM_DIR "full_scans") - scans;
+		merged = smaps_kb(priv, "KSM");
+		if (seen >= 3 && merged == (long)(size / KIB))
+			break;
+	}
+	sharing = read_long(KSM_DIR "pages_sharing") - sharing;
+	TH_LOG("after %.1f s: full_scans +%ld, pages_shared +%ld, pages_sharing +%ld, KSM: %ld kB private, %ld kB region",
+	       now() - t0, seen, read_long(KSM_DIR "pages_shared") - shared,
+	       sharing, merged, smaps_kb(p, "KSM"));
+	ASSERT_LE(3, seen);
+	ASSERT_EQ((long)(size / KIB), merged);
+	/* A KSM page may have a sibling in the stable tree: not n - 1. */
+	ASSERT_LE((long)n / 2, sharing);
+
+	/* The region: no KSM page, a frame of its own for each page. */
+	ASSERT_EQ(0, smaps_kb(p, "KSM"));
 	ASSERT_EQ((long)(size / KIB), smaps_kb(p, "Rss"));
+	ASSERT_OK(pfns(priv, 1, &kpfn));
+	ASSERT_OK(pfns(p, n, pfn));
+	qsort(pfn, n, sizeof(*pfn), cmp_u64);
+	pfn[n] = kpfn;
+	for (k = 0; k < n; k++) {
+		ASSERT_NE(0ULL, (unsigned long long)pfn[k]);
+		ASSERT_NE(pfn[k], pfn[k + 1]) TH_LOG("frame %#llx shared",
+						    (unsigned long long)pfn[k]);
+		ASSERT_NE(kpfn, pfn[k]);
+	}
+	for (k = 0; k < size; k++)
+		ASSERT_EQ(0x5a, p[k]) TH_LOG("byte %#zx", k);
+
+	/* Writes after the scans land in the region, for every sharer. */
+	fill(p, size, 61);
+	s = (struct sharer){ self->fd, 0, size, 61, NULL };
+	ASSERT_EQ(0, run_child(sharer_sees, &s));
+	ASSERT_EQ(0, smaps_kb(p, "KSM"));
+	ASSERT_OK(munmap(priv, size));
 	ASSERT_OK(munmap(p, A));
+	free(pfn);
 }
 
 /* ---- userfaultfd ------------------------------------------------------ */
