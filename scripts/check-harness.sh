@@ -16,6 +16,9 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 flavour=${1:-fast}
+# Its runs are the deliberate programs alone: no phases of make test, no
+# mm selftests or host-root test after them.
+unset MSHAREFS_PHASES MM_SUBSET HOSTROOT_TEST
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 export LOGS=$BUILD/logs/check-harness
