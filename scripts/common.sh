@@ -28,6 +28,7 @@ phase_time() {
 phase_table() {
 	[ -n "${MSHAREFS_PHASES:-}" ] && [ -s "$MSHAREFS_PHASES" ] || return 0
 	echo "phase times (make test):"
+	echo $(($(date +%s) - ${MSHAREFS_TEST_START:-$(date +%s)})) >"$MSHAREFS_PHASES.total"
 	awk -F'\t' -v wall=$(($(date +%s) - ${MSHAREFS_TEST_START:-$(date +%s)})) '
 		{ printf "  %-40s %5d s  %5.1f min\n", $2, $1, $1 / 60 }
 		END { printf "  %-40s %5d s  %5.1f min\n", "total (wall clock)", wall, wall / 60 }' \

@@ -130,10 +130,12 @@ run() {
 	# /boot (the host's, under the guest's overlay): give it the kernel's.
 	cp "$BUILD/obj-$kernel/.config" "$out/kernel-config"
 	log "$kernel: run_vmtests.sh -t \"$cats\""
+	# The tests go in as the guest's /add, not by their host path: a
+	# checkout under /tmp would be hidden by the guest's own /tmp.
 	GUEST_ROOT=host GUEST_HUGEPAGES=${GUEST_HUGEPAGES:-128} \
 		GUEST_TIMEOUT=${GUEST_TIMEOUT:-5400} \
-		"$TOP/scripts/guest.sh" "$kernel" "" \
-		"mkdir -p /boot && cp '$out/kernel-config' /boot/config-\$(uname -r) && cd '$out' && MM_TEST_TIMEOUT=$timeout ./run_vmtests.sh -t '$cats'; echo \"# run_vmtests.sh exit \$?\"" \
+		"$TOP/scripts/guest.sh" "$kernel" "$out" \
+		"mkdir -p /boot && cp kernel-config /boot/config-\$(uname -r) && MM_TEST_TIMEOUT=$timeout ./run_vmtests.sh -t '$cats'; echo \"# run_vmtests.sh exit \$?\"" \
 		>"$tap" 2>&1 || rc=$?
 	# A skip passes only if tests/allowed-skips allows it with one of the
 	# lines the test printed since run_vmtests.sh started it.
