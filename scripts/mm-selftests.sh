@@ -105,8 +105,46 @@ skip_list() {
 	fi
 }
 
+# The guest's side of run: run_vmtests.sh with the categories of its
+# argument, the guest's uptime printed before each of its tests, so that
+# the host can tell where the time went (slowest).
+runner() {
+	cat <<'EOF'
+#!/bin/sh
+# Made by scripts/mm-selftests.sh.
+mkdir -p /boot && cp kernel-config "/boot/config-$(uname -r)"
+stamp() { echo "# msharefs: uptime $(cut -d' ' -f1 /proc/uptime)"; }
+{
+	stamp
+	./run_vmtests.sh -t "$1"
+	echo "# run_vmtests.sh exit $?"
+} 2>&1 | while IFS= read -r line; do
+	case "$line" in "# running "*) stamp ;; esac
+	printf '%s\n' "$line"
+done
+stamp
+EOF
+}
+
+# The runs of @tap that took longest, and the time before the first,
+# in seconds of the guest's uptime.
+slowest() {
+	awk '
+	{ sub(/\r$/, "") }
+	/^# msharefs: uptime / {
+		t = $4
+		if (name != "") printf "%8.1f s  %s\n", t - t0, name
+		else if (!started) { printf "%8.1f s  (boot and host-root setup)\n", t; started = 1 }
+		t0 = t; name = ""
+		next
+	}
+	/^# running / { name = substr($0, 11); next }
+	END { if (t0) printf "%8.1f s  (guest uptime at the end)\n", t0 }
+	' "$1" | sort -rn | head -12
+}
+
 run() {
-	local all=0 quick=0 kernel cats tap rc=0 timeout
+	local all=0 quick=0 kernel cats tap rc=0 timeout gtimeout
 
 	while [ $# -gt 0 ]; do
 		case "$1" in
@@ -123,20 +161,28 @@ run() {
 	tap=$logs/mm-$kernel.tap
 	mkdir -p "$logs"
 	case "$kernel" in
-	*debug)	timeout=${MM_TEST_TIMEOUT:-900} ;;
-	*)	timeout=${MM_TEST_TIMEOUT:-300} ;;
+	# Per test, and for the whole guest: the debug run took 23 min at
+	# most so far (beside the suite's guest, on a loaded machine).
+	*debug)	timeout=${MM_TEST_TIMEOUT:-900} gtimeout=3000 ;;
+	*)	timeout=${MM_TEST_TIMEOUT:-300} gtimeout=1500 ;;
 	esac
+	# Every category, and the slow ones (make test-mm): twice that.
+	[ "$all$quick" = 01 ] || gtimeout=$((gtimeout * 2))
 	# va_high_addr_switch.sh reads the config from /proc/config.gz or
 	# /boot (the host's, under the guest's overlay): give it the kernel's.
 	cp "$BUILD/obj-$kernel/.config" "$out/kernel-config"
+	runner >"$out/msharefs-run-vmtests"
+	chmod +x "$out/msharefs-run-vmtests"
 	log "$kernel: run_vmtests.sh -t \"$cats\""
 	# The tests go in as the guest's /add, not by their host path: a
-	# checkout under /tmp would be hidden by the guest's own /tmp.
-	GUEST_ROOT=host GUEST_HUGEPAGES=${GUEST_HUGEPAGES:-128} \
-		GUEST_TIMEOUT=${GUEST_TIMEOUT:-5400} \
+	# checkout under /tmp would be hidden by the guest's own /tmp. The
+	# guest's logs go apart: other guests of the kernel may run beside.
+	LOGS=$logs/mm-$kernel GUEST_ROOT=host GUEST_HUGEPAGES=${GUEST_HUGEPAGES:-128} \
+		GUEST_TIMEOUT=${GUEST_TIMEOUT:-$gtimeout} \
 		"$TOP/scripts/guest.sh" "$kernel" "$out" \
-		"mkdir -p /boot && cp kernel-config /boot/config-\$(uname -r) && MM_TEST_TIMEOUT=$timeout ./run_vmtests.sh -t '$cats'; echo \"# run_vmtests.sh exit \$?\"" \
+		"MM_TEST_TIMEOUT=$timeout ./msharefs-run-vmtests '$cats'" \
 		>"$tap" 2>&1 || rc=$?
+	slowest "$tap" >"$logs/mm-$kernel.times"
 	# A skip passes only if tests/allowed-skips allows it with one of the
 	# lines the test printed since run_vmtests.sh started it.
 	gawk -v kernel="$kernel" -v allowed="$TOP/tests/allowed-skips" \

@@ -21,3 +21,9 @@ for k in fast debug; do
 	tr -d '\r' <"$f" | sed -nE 's/^# msharefs-runner: (.*) exit=[0-9]+ after ([0-9]+) s$/\2 \1/p' |
 		sort -rn | awk '{ printf "%-48s %6d s\n", $2, $1; t += $1 } END { printf "%-48s %6d s\n", "all programs", t }'
 done
+for k in fast debug; do
+	f=$logs/mm-$k.times
+	[ -s "$f" ] || continue
+	echo "# $k mm selftests: the slowest runs (guest uptime, mm-selftests.sh)"
+	cat "$f"
+done
