@@ -6,7 +6,8 @@
 # The debug kernel builds at low priority while the fast kernel's guests
 # run (check-harness, stress, the suite, the mm selftests, the host-root
 # test): the guests leave much of the two CPUs idle, and the build takes
-# what they leave. The debug kernel's guests run once both are done.
+# what they leave. The debug kernel's guests run once both are done, its
+# mm selftests beside the others from the start.
 # Knobs (from the Makefile): TEST_STRESS_SECONDS, TEST_OUTSIDE_SECONDS,
 # MM_SUBSET.
 set -euo pipefail
@@ -72,8 +73,12 @@ build_pid=
 phase_time "debug kernel (niced, beside the fast guests)" "$(cat "$logs/debug-build.time")"
 phase_time "waiting for the debug kernel after them" $(($(date +%s) - start))
 
+# The mm selftests' guest starts now, beside the stress, outside and
+# suite guests, which leave CPU idle (timed runs, sleeps, boots).
+MM_SUBSET="$MM_SUBSET" "$TOP/scripts/test.sh" --mm-start debug
 step "stress debug" env STRESS_SECONDS="$TEST_STRESS_SECONDS" "$TOP/scripts/stress.sh" debug
 step "outside debug" env OUTSIDE_SECONDS="$TEST_OUTSIDE_SECONDS" "$TOP/scripts/outside.sh" debug
 current="debug suites"
 trap - EXIT
-MM_SUBSET="$MM_SUBSET" exec "$TOP/scripts/test.sh" --add "$logs/fast-part" debug
+MM_SUBSET="$MM_SUBSET" exec "$TOP/scripts/test.sh" --add "$logs/fast-part" \
+	--mm-started debug debug

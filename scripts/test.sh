@@ -12,9 +12,14 @@ set -euo pipefail
 # --save FILE: keep this run's counts and failures in FILE and print them
 # as a part, not as the closing line; --add FILE (repeatable): count a
 # saved part in, as make test does with the fast kernel's part.
-extra= save= adds=()
+# --mm-start FLAVOUR: only start FLAVOUR's mm selftests (MM_SUBSET) in
+# the background and return; --mm-started FLAVOUR: they were, wait for
+# them instead of starting them.
+extra= save= adds=() started= mm_only=
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--mm-start) mm_only=$2; shift 2 ;;
+	--mm-started) started="$started $2"; shift 2 ;;
 	--extra) extra=$2; shift 2 ;;
 	--save) save=$2; shift 2 ;;
 	--add) adds+=("$2"); shift 2 ;;
@@ -22,8 +27,8 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-[ $# -gt 0 ] || [ ${#adds[@]} -gt 0 ] ||
-	die "usage: test.sh [--extra INITRD] [--save FILE] [--add FILE]... FLAVOUR..."
+[ $# -gt 0 ] || [ ${#adds[@]} -gt 0 ] || [ -n "$mm_only" ] ||
+	die "usage: test.sh [--extra INITRD] [--save FILE] [--add FILE]... [--mm-start|--mm-started FLAVOUR] FLAVOUR..."
 
 # Where run-guest.sh writes the logs (LOGS, if set).
 logs=${LOGS:-$BUILD/logs}
@@ -114,23 +119,40 @@ suite() {
 # guest leaves most of a CPU idle (measured: the two in sequence took 23
 # of make test's minutes on the debug kernel), and their logs are apart.
 mm_start() {
-	mm_start_time=$(date +%s)
-	"$TOP/scripts/mm-selftests.sh" run --quick "$1" "$MM_SUBSET" \
-		>"$logs/$1-mm.summary" 2>"$logs/$1-mm.log" &
-	mm_pid=$!
+	local k=$1
+	rm -f "$logs/$k-mm.rc"
+	date +%s >"$logs/$k-mm.start"
+	{
+		rc=0
+		"$TOP/scripts/mm-selftests.sh" run --quick "$k" "$MM_SUBSET" \
+			>"$logs/$k-mm.summary" 2>"$logs/$k-mm.log" || rc=$?
+		echo "$rc" >"$logs/$k-mm.rc"
+	} &
 }
 
+# Wait for the mm selftests of @flavour, started here or, with
+# --mm-started, by the caller (make test starts the debug kernel's before
+# its stress and outside tests): their .rc file says they are done.
 mm_finish() {
-	local flavour=$1 rc=0 out
-	wait "$mm_pid" || rc=$?
-	phase_time "mm selftests $flavour (beside the suite)" \
-		$(($(date +%s) - mm_start_time))
+	local flavour=$1 rc out
+	while [ ! -s "$logs/$flavour-mm.rc" ]; do
+		sleep 5
+	done
+	rc=$(cat "$logs/$flavour-mm.rc")
+	phase_time "mm selftests $flavour (beside the other guests)" \
+		$(($(date +%s) - $(cat "$logs/$flavour-mm.start")))
 	cat "$logs/$flavour-mm.log" >&2
 	out=$(cat "$logs/$flavour-mm.summary")
 	summarise "$flavour mm" "$out"
 	[ "$rc" = 0 ] || problem "$flavour: mm selftests failed"
 	count "$(tail -n 1 <<<"$out")"
 }
+
+if [ -n "$mm_only" ]; then
+	[ -n "${MM_SUBSET:-}" ] || die "--mm-start needs MM_SUBSET"
+	mm_start "$mm_only"
+	exit 0
+fi
 
 hostroot() {
 	local flavour=$1 rc=0 out dir=$logs/hostroot
@@ -161,7 +183,10 @@ for f in ${adds[@]+"${adds[@]}"}; do
 done
 
 for flavour in "$@"; do
-	[ -z "${MM_SUBSET:-}" ] || mm_start "$flavour"
+	case " $started " in
+	*" $flavour "*) ;;
+	*) [ -z "${MM_SUBSET:-}" ] || mm_start "$flavour" ;;
+	esac
 	suite "$flavour"
 	phase "suite $flavour"
 	if [ -n "${MM_SUBSET:-}" ]; then
