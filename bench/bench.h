@@ -229,7 +229,7 @@ static inline int region_place(int fd, unsigned long size)
 		.size = size,
 		.prot = PROT_READ | PROT_WRITE,
 		.flags = MAP_SHARED | MAP_FIXED | MAP_ANONYMOUS,
-		.fd = (__u32)-1,
+		.fd = -1,
 	};
 
 	return ioctl(fd, MSHAREFS_CREATE_MAPPING, &mc);

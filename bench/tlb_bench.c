@@ -99,7 +99,7 @@ static int place_b(int fd)
 		.size = OBJ_B,
 		.prot = PROT_READ | PROT_WRITE,
 		.flags = MAP_SHARED | MAP_FIXED | MAP_ANONYMOUS,
-		.fd = (__u32)-1,
+		.fd = -1,
 	};
 
 	return ioctl(fd, MSHAREFS_CREATE_MAPPING, &mc);

@@ -22,6 +22,8 @@
  */
 #include "mshare_test.h"
 
+#include <stddef.h>
+
 #define EXPECTED_ALIGN	549755813888UL
 #define HUGE_DIR	"/dev/hugepages"
 #define EXEC_ENV	"MSHARE_ATTACH_TEST_EXEC_CHECK"
@@ -747,11 +749,63 @@ TEST_F(create, bad_pointer)
 	ASSERT_EMPTY(fd);
 }
 
+/*
+ * struct mshare_create keeps the size, and so the ioctl number, of the
+ * layout whose last 4 bytes were padding; they are now reserved, and any
+ * byte of them set refuses the request whatever the rest says.
+ */
+TEST_F(create, reserved_must_be_zero)
+{
+	static const unsigned char vals[] = { 0x01, 0x80, 0xff };
+	struct mshare_create mc;
+	int fd = self->r.fd, mfd, i, v;
+	unsigned char *b;
+
+	ASSERT_EQ(40, (int)sizeof(mc));
+	ASSERT_EQ(32, (int)offsetof(struct mshare_create, fd));
+	ASSERT_EQ(36, (int)offsetof(struct mshare_create, reserved));
+	ASSERT_EQ(0x40287800UL, (unsigned long)MSHAREFS_CREATE_MAPPING);
+
+	mfd = memfd_with(PG, -1);
+	ASSERT_LE(0, mfd);
+	for (i = 0; i < 4; i++) {
+		for (v = 0; v < (int)sizeof(vals); v++) {
+			/* An anonymous object, then one of a file. */
+			memset(&mc, 0, sizeof(mc));
+			mc.size = PG;
+			mc.prot = RW;
+			mc.flags = ANON;
+			mc.fd = -1;
+			b = (unsigned char *)&mc.reserved;
+			b[i] = vals[v];
+			ASSERT_FAILS_MSG(EINVAL,
+					 ioctl(fd, MSHAREFS_CREATE_MAPPING, &mc),
+					 " (byte %d = %#x)", i, vals[v]);
+			ASSERT_EMPTY(fd);
+			mc.flags = FILEMAP;
+			mc.fd = mfd;
+			ASSERT_FAILS_MSG(EINVAL,
+					 ioctl(fd, MSHAREFS_CREATE_MAPPING, &mc),
+					 " (byte %d = %#x, file)", i, vals[v]);
+			ASSERT_EMPTY(fd);
+		}
+	}
+	/* The same request with the field zero is taken. */
+	memset(&mc, 0, sizeof(mc));
+	mc.size = PG;
+	mc.prot = RW;
+	mc.flags = FILEMAP;
+	mc.fd = mfd;
+	ASSERT_OK(ioctl(fd, MSHAREFS_CREATE_MAPPING, &mc));
+	ASSERT_OK(mshare_unmap(fd, 0, PG));
+	close(mfd);
+}
+
 TEST_F(create, unknown_ioctl)
 {
 	int fd = self->r.fd, rfd;
 	struct mshare_create mc = {
-		.size = PG, .prot = RW, .flags = ANON, .fd = -1U,
+		.size = PG, .prot = RW, .flags = ANON, .fd = -1,
 	};
 
 	ASSERT_FAILS(ENOTTY, ioctl(fd, _IOW('x', 2, struct mshare_create),

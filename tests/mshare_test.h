@@ -453,7 +453,7 @@ static inline int mshare_create(int fd, __u64 roff, __u64 size, __u64 off,
 		.offset		= off,
 		.prot		= prot,
 		.flags		= flags,
-		.fd		= (__u32)backing,
+		.fd		= backing,
 	};
 
 	return ioctl(fd, MSHAREFS_CREATE_MAPPING, &mc);

@@ -546,12 +546,12 @@ static eset create_oracle(const struct fdk *f, const struct mshare_create *mc,
 		return E(EBADF);
 	if (!ptr_ok)
 		return E(EFAULT);
-	if (type != MAP_SHARED || !(mc->flags & MAP_FIXED) ||
+	if (mc->reserved || type != MAP_SHARED || !(mc->flags & MAP_FIXED) ||
 	    (mc->flags & ~(MAP_TYPE | MAP_FIXED | CREATE_FLAGS)) ||
 	    (mc->prot & ~(PROT_READ | PROT_WRITE)) ||
 	    !mc->size || mc->region_offset % PG || mc->size % PG ||
 	    mc->region_offset >= S || mc->size > S - mc->region_offset ||
-	    mc->offset % PG || (anon && (mc->fd != (__u32)-1 || mc->offset)))
+	    mc->offset % PG || (anon && (mc->fd != -1 || mc->offset)))
 		return E(EINVAL);
 	if (!anon) {
 		b = fd_by_number((int)mc->fd);
@@ -643,7 +643,7 @@ static void fill_create(struct mshare_create *mc)
 	} else {
 		b = &w.fds[below(w.nfds)];
 		mc->flags = MAP_SHARED | MAP_FIXED;
-		mc->fd = chance(16) ? (uint32_t)rnd() : (uint32_t)b->fd;
+		mc->fd = chance(16) ? (int32_t)rnd() : b->fd;
 		mc->offset = chance(4) ? boundary() : below(4) * PG;
 		if (b->kind == K_HUGE) {
 			mc->size = HPAGE;
@@ -662,7 +662,7 @@ static void fill_create(struct mshare_create *mc)
 		mc->flags = (mc->flags & ~MAP_TYPE) | below(16);
 		break;
 	case 2:
-		mc->fd = (uint32_t)(chance(2) ? rnd() : boundary());
+		mc->fd = (int32_t)(chance(2) ? rnd() : boundary());
 		break;
 	case 3:
 		mc->offset = boundary() + (chance(2) ? below(PG) : 0);
@@ -671,6 +671,10 @@ static void fill_create(struct mshare_create *mc)
 		mc->region_offset = boundary();
 		mc->size = boundary();
 		break;
+	case 5:
+		/* One byte of the reserved field. */
+		mc->reserved = (1 + below(255)) << (8 * below(4));
+		break;
 	}
 }
 
@@ -678,11 +682,11 @@ static void describe_create(const struct fdk *f,
 			    const struct mshare_create *mc, bool ptr_ok)
 {
 	snprintf(w.what, sizeof(w.what),
-		 "CREATE_MAPPING(%s, {region_offset %#llx, size %#llx, offset %#llx, prot %#x, flags %#x, fd %d}%s)",
+		 "CREATE_MAPPING(%s, {region_offset %#llx, size %#llx, offset %#llx, prot %#x, flags %#x, fd %d, reserved %#x}%s)",
 		 f->name, (unsigned long long)mc->region_offset,
 		 (unsigned long long)mc->size,
 		 (unsigned long long)mc->offset, mc->prot, mc->flags,
-		 (int)mc->fd, ptr_ok ? "" : " at a bad address");
+		 mc->fd, mc->reserved, ptr_ok ? "" : " at a bad address");
 }
 
 /* After a new object: model it, tag it, check it reads. */

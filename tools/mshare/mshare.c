@@ -988,7 +988,7 @@ static int place(int rfd, const char *region, const struct spec *sp)
 		.offset = sp->fileoff,
 		.prot = sp->prot,
 		.flags = MAP_SHARED | MAP_FIXED,
-		.fd = (__u32)-1,
+		.fd = -1,
 	};
 	int fd = -1, ret;
 

@@ -375,7 +375,7 @@ static int create_object(int fd, size_t len, int prot, int extra_flags)
 		.size = len,
 		.prot = prot,
 		.flags = MAP_SHARED | MAP_FIXED | MAP_ANONYMOUS | extra_flags,
-		.fd = (__u32)-1,
+		.fd = -1,
 	};
 
 	return ioctl(fd, MSHAREFS_CREATE_MAPPING, &mc);
