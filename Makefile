@@ -6,7 +6,7 @@ S := scripts
 FLAVOURS := fast debug
 
 .PHONY: all test test-fast test-debug run bench bench-1500 shell guest deps \
-	tree export squash series \
+	tree export cover-letter squash series \
 	kernels kernel-fast kernel-debug headers tests examples initramfs \
 	tools man-lint checkpatch check-harness stress stress-short \
 	check-series manifest clean distclean mm-selftests test-mm mm-baseline \
@@ -116,17 +116,26 @@ stress-short: deps
 deps:
 	@$(S)/deps.sh
 
-# Regenerate build/linux from kernel/patches; export its commits back.
+# Regenerate build/linux from kernel/patches; export its commits back
+# (and write the cover letter again).
 tree:
 	@$(S)/tree.sh
 
 export:
 	@$(S)/export.sh
 
-# Where the git am-ready series is, and how to apply it.
+# kernel/patches/0000-cover-letter.patch alone: the prose of
+# kernel/cover-letter.in, the numbers of bench/results/*.csv, the
+# shortlog and diffstat of build/linux. Not in kernel/patches/series.
+cover-letter: $(BUILD)/linux/.git
+	@$(S)/cover-letter.sh
+
+# Where the git am-ready series is, and how to apply it (the files the
+# series file lists: the cover letter is not a patch).
 series:
 	@echo "$(CURDIR)/kernel/patches: $$(grep -c . kernel/patches/series) patches against Debian linux-source-6.12 $$(cat kernel/VERSION)"
-	@echo "apply: cd <linux 6.12 tree> && git am $(CURDIR)/kernel/patches/*.patch"
+	@echo "apply: cd <linux 6.12 tree> && sed 's|^|$(CURDIR)/kernel/patches/|' $(CURDIR)/kernel/patches/series | xargs git am"
+	@echo "cover letter: $(CURDIR)/kernel/patches/0000-cover-letter.patch"
 
 # Debian packages of the patched kernel for a real machine (build/deb);
 # outside make test: tens of minutes.

@@ -4,6 +4,8 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$TOP/build}
 KTREE=${KTREE:-$BUILD/linux}
 PATCHES=$TOP/kernel/patches
+# The series' cover letter: in $PATCHES, never in its series file.
+COVER_LETTER=$PATCHES/0000-cover-letter.patch
 CONFIGS=$TOP/kernel/configs
 PINNED=$(tr -d '[:space:]' <"$TOP/kernel/VERSION")
 JOBS=${JOBS:-$(nproc)}
