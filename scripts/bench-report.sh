@@ -160,15 +160,8 @@ if ! grep -q '^<!-- bench:begin -->' "$readme"; then
 				while ((getline l < f) > 0) print l
 			}
 		}' "$readme" >"$tmp/readme"
+	cat "$tmp/readme" >"$readme"
 else
-	awk -v f="$sec" '
-		/^<!-- bench:begin -->/ {
-			while ((getline l < f) > 0) print l
-			skip = 1
-			next
-		}
-		/^<!-- bench:end -->/ { skip = 0; next }
-		!skip { print }' "$readme" >"$tmp/readme"
+	replace_section bench "$readme" "$sec"
 fi
-cat "$tmp/readme" >"$readme"
 log "plots in $res, README section updated ($kernel, $date)"

@@ -36,3 +36,19 @@ phase_table() {
 		END { printf "  %-40s %5d s  %5.1f min\n", "total (wall clock)", wall, wall / 60 }' \
 		"$MSHAREFS_PHASES"
 }
+
+# Replace the lines of @file from "<!-- @name:begin -->" to
+# "<!-- @name:end -->" with the file @section, which holds both markers.
+# The README's generated sections (bench, mm, times) go through here.
+replace_section() {
+	local name=$1 file=$2 section=$3 out
+
+	grep -q "^<!-- $name:begin -->" "$file" || die "$file has no <!-- $name:begin --> marker"
+	out=$(mktemp)
+	awk -v f="$section" -v b="<!-- $name:begin -->" -v e="<!-- $name:end -->" '
+		$0 == b { while ((getline l < f) > 0) print l; skip = 1; next }
+		$0 == e { skip = 0; next }
+		!skip { print }' "$file" >"$out"
+	cat "$out" >"$file"
+	rm -f "$out"
+}

@@ -131,10 +131,5 @@ results_md=$TOP/tests/mm-selftests/results.md
 	echo "<!-- mm:end -->"
 } >"$tmp/section"
 
-awk -v f="$tmp/section" '
-/<!-- mm:begin -->/ { while ((getline l < f) > 0) print l; skip = 1; next }
-/<!-- mm:end -->/ { skip = 0; next }
-!skip' "$TOP/README.md" >"$tmp/readme"
-grep -q '<!-- mm:begin -->' "$TOP/README.md" || die "README.md has no <!-- mm:begin --> marker"
-cp "$tmp/readme" "$TOP/README.md"
+replace_section mm "$TOP/README.md" "$tmp/section"
 log "README.md and $results_md updated"

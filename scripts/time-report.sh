@@ -73,20 +73,10 @@ readme_section() {
 if [ "${1:-}" = --readme ]; then
 	report=${2:?usage: time-report.sh --readme REPORT}
 	[ -s "$report" ] || die "no report $report"
-	readme=$TOP/README.md
-	grep -q '^<!-- times:begin -->' "$readme" || die "no <!-- times:begin --> in $readme"
 	sec=$(mktemp)
-	trap 'rm -f "$sec" "$sec.new"' EXIT
+	trap 'rm -f "$sec"' EXIT
 	readme_section "$report" >"$sec"
-	awk -v f="$sec" '
-		/^<!-- times:begin -->/ {
-			while ((getline l < f) > 0) print l
-			skip = 1
-			next
-		}
-		/^<!-- times:end -->/ { skip = 0; next }
-		!skip { print }' "$readme" >"$sec.new"
-	cat "$sec.new" >"$readme"
+	replace_section times "$TOP/README.md" "$sec"
 	log "README times section from $report"
 	exit 0
 fi
