@@ -5,12 +5,12 @@ BUILD := build
 S := scripts
 FLAVOURS := fast debug
 
-.PHONY: all test test-fast test-debug run bench bench-1500 shell guest deps \
+.PHONY: all test test-fast test-debug run bench bench-1500 shell guest deps lib \
 	tree export cover-letter squash series \
 	kernels kernel-fast kernel-debug headers tests examples initramfs \
 	tools man-lint checkpatch check-harness stress stress-short \
 	check-series manifest clean distclean mm-selftests test-mm mm-baseline \
-	baseline-kernels outside deb
+	baseline-kernels outside deb deb-user
 
 all: kernels tests initramfs
 
@@ -53,7 +53,7 @@ bench-1500: deps
 # An interactive shell on the fast kernel; 'reboot -f' leaves.
 shell: deps
 	@$(MAKE) --no-print-directory kernel-fast tests initramfs
-	@$(S)/run-guest.sh fast shell
+	@$(S)/host-boot-guest.sh fast shell
 
 # make guest CMD='<command>' [ADD=<host dir>] [ROOT=host|initramfs]
 #            [FLAVOUR=debug]
@@ -65,7 +65,7 @@ ROOT ?= host
 guest: deps
 	@test -n "$(CMD)" || { echo "usage: make guest CMD='<command>' [ADD=<dir>] [ROOT=host|initramfs]"; exit 2; }
 	@$(MAKE) --no-print-directory kernel-$(FLAVOUR) tests initramfs
-	@GUEST_ROOT=$(ROOT) $(S)/guest.sh $(FLAVOUR) "$(ADD)" '$(CMD)'
+	@GUEST_ROOT=$(ROOT) $(S)/host-guest-cmd.sh $(FLAVOUR) "$(ADD)" '$(CMD)'
 
 # The race and stress tester (stress/), STRESS_SECONDS long, on the debug
 # kernel unless FLAVOUR is given; stress-short: a minute on each kernel.
@@ -138,9 +138,19 @@ series:
 	@echo "cover letter: $(CURDIR)/kernel/patches/0000-cover-letter.patch"
 
 # Debian packages of the patched kernel for a real machine (build/deb);
-# outside make test: tens of minutes.
-deb: deps $(BUILD)/linux/.git
+# outside make test: tens of minutes. Then those of the user space.
+deb: deps $(BUILD)/linux/.git deb-user
 	@$(S)/deb.sh
+
+# The user space as Debian packages (build/deb-user, lintian-clean), made
+# again when its sources change; the host-root guest installs, uses and
+# removes them.
+DEB_USER_SRCS := $(shell git ls-files lib tools man packaging 2>/dev/null)
+deb-user: $(BUILD)/deb-user/.built
+
+$(BUILD)/deb-user/.built: $(DEB_USER_SRCS) | headers
+	@$(S)/deb-user.sh
+	@touch $@
 
 # Fold fixup! commits into the series, keeping builds incremental.
 squash:
@@ -157,9 +167,15 @@ kernel-fast kernel-debug: kernel-%: $(BUILD)/linux/.git
 headers: $(BUILD)/linux/.git
 	@$(MAKE) -s -C $(BUILD)/linux O=$(CURDIR)/$(BUILD)/obj-headers headers_install >/dev/null
 
-tests: headers
+# libmshare, static and shared, and its pkg-config file: build/lib.
+lib: headers
+	@$(MAKE) -s -C lib HDRS=$(CURDIR)/$(BUILD)/obj-headers/usr/include \
+		OUT=$(CURDIR)/$(BUILD)/lib
+
+tests: lib
 	@$(MAKE) -s -C tests KTREE=$(CURDIR)/$(BUILD)/linux \
-		HDRS=$(CURDIR)/$(BUILD)/obj-headers/usr/include OUT=$(CURDIR)/$(BUILD)/tests
+		HDRS=$(CURDIR)/$(BUILD)/obj-headers/usr/include \
+		LIBOUT=$(CURDIR)/$(BUILD)/lib OUT=$(CURDIR)/$(BUILD)/tests
 
 # Static example programs, also copied into the guest's /demo.
 examples: headers
@@ -171,9 +187,10 @@ examples: headers
 
 # The mshare command (static), the preload shim (.so and, for static
 # programs, .a), the CLI test and the prefork shim test: build/tools.
-tools: headers
+tools: lib
 	@$(MAKE) -s -C tools HDRS=$(CURDIR)/$(BUILD)/obj-headers/usr/include \
-		KTREE=$(CURDIR)/$(BUILD)/linux OUT=$(CURDIR)/$(BUILD)/tools
+		KTREE=$(CURDIR)/$(BUILD)/linux LIBOUT=$(CURDIR)/$(BUILD)/lib \
+		OUT=$(CURDIR)/$(BUILD)/tools
 
 # The man pages must be clean for mandoc and groff (make deps installs them).
 man-lint:
@@ -183,7 +200,7 @@ man-lint:
 		[ -z "$$out" ] || { echo "$$out"; exit 1; }; \
 	done; echo "man-lint: $$(ls man/*.[1-8] | wc -l) pages clean"
 
-initramfs: tests examples tools
+initramfs: tests examples tools deb-user
 	@$(S)/mkinitramfs.sh $(BUILD)/initramfs.cpio.gz
 
 # A failing test and a kernel WARNING must each fail a run.

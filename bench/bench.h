@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers shared by the msharefs benchmarks: the three kinds of shared
- * memory they compare, /proc readers and timing. Header-only so that each
- * benchmark stays one static binary built from one command line.
+ * Helpers shared by the msharefs benchmarks: the kinds of shared memory
+ * they compare, timing, and what libmshare does not do (the hugetlb pool,
+ * aligned mappings, touching pages). Regions and /proc numbers come from
+ * libmshare, like in any program.
  */
 #ifndef MSHARE_BENCH_H
 #define MSHARE_BENCH_H
@@ -26,7 +27,7 @@
 #include <sys/wait.h>
 #include <signal.h>
 #include <unistd.h>
-#include <linux/msharefs.h>
+#include "mshare.h"
 
 #define MSHARE_DIR	"/sys/fs/mshare"
 #define HUGE_DIR	"/dev/hugepages"
@@ -88,32 +89,6 @@ static inline unsigned long parse_size(const char *s)
 }
 
 /*
- * The value of "@key:" in a /proc file of "key: value" lines, without
- * allocating (we measure page tables, so we must not grow our own). -1
- * if missing.
- */
-static inline long proc_val(const char *path, const char *key)
-{
-	static char buf[16384];
-	size_t klen = strlen(key);
-	ssize_t n, len = 0;
-	char *p;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0)
-		return -1;
-	while (len < (ssize_t)sizeof(buf) - 1 &&
-	       (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
-		len += n;
-	close(fd);
-	buf[len] = '\0';
-	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, key, klen) && p[klen] == ':')
-			return strtol(p + klen + 1, NULL, 10);
-	return -1;
-}
-
-/*
  * A /proc/meminfo value in kB, exact: the per-CPU vmstat deltas are
  * folded in first, else PageTables lags by hundreds of kB.
  */
@@ -126,13 +101,13 @@ static inline long meminfo_kb(const char *key)
 			fprintf(stderr, "stat_refresh: %s\n", strerror(errno));
 		close(fd);
 	}
-	return proc_val("/proc/meminfo", key);
+	return mshare_proc_value("/proc/meminfo", key);
 }
 
 /* Same, without the refresh: cheap enough to call before every fork. */
 static inline long meminfo_kb_fast(const char *key)
 {
-	return proc_val("/proc/meminfo", key);
+	return mshare_proc_value("/proc/meminfo", key);
 }
 
 static inline long vmpte_kb(pid_t pid)
@@ -140,7 +115,7 @@ static inline long vmpte_kb(pid_t pid)
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	return proc_val(path, "VmPTE");
+	return mshare_proc_value(path, "VmPTE");
 }
 
 static inline int write_file(const char *path, const char *fmt, ...)
@@ -192,55 +167,12 @@ static inline int write_full(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-static inline unsigned long mshare_align(void)
-{
-	long a;
-	char buf[32] = "";
-	int fd = open(MSHARE_DIR "/mshare_info", O_RDONLY);
-
-	if (fd < 0)
-		return 0;
-	a = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	return a > 0 ? strtoul(buf, NULL, 10) : 0;
-}
-
-/* An msharefs region of one alignment unit; its fd (O_RDWR). */
+/* An msharefs region of one alignment unit, made anew; its fd (O_RDWR). */
 static inline int region_create(const char *path)
 {
-	int fd;
-
 	unlink(path);
-	fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
-	if (fd < 0)
-		return -1;
-	if (ftruncate(fd, mshare_align())) {
-		close(fd);
-		unlink(path);
-		return -1;
-	}
-	return fd;
-}
-
-/* Place @size bytes of shared anonymous memory at offset 0. */
-static inline int region_place(int fd, unsigned long size)
-{
-	struct mshare_create mc = {
-		.size = size,
-		.prot = PROT_READ | PROT_WRITE,
-		.flags = MAP_SHARED | MAP_FIXED | MAP_ANONYMOUS,
-		.fd = -1,
-	};
-
-	return ioctl(fd, MSHAREFS_CREATE_MAPPING, &mc);
-}
-
-static inline int region_unplace(int fd, unsigned long off,
-				 unsigned long size)
-{
-	struct mshare_unmap mu = { .region_offset = off, .size = size };
-
-	return ioctl(fd, MSHAREFS_UNMAP, &mu);
+	return mshare_region_create(AT_FDCWD, path, 0600,
+				    mshare_alignment(NULL));
 }
 
 /*
@@ -249,15 +181,15 @@ static inline int region_unplace(int fd, unsigned long off,
  */
 static inline long hugepages_reserve(unsigned long pages)
 {
-	long total = proc_val("/proc/meminfo", "HugePages_Total");
-	long free = proc_val("/proc/meminfo", "HugePages_Free");
+	long total = mshare_proc_value("/proc/meminfo", "HugePages_Total");
+	long free = mshare_proc_value("/proc/meminfo", "HugePages_Free");
 
 	if (total < 0 || free < 0)
 		return -1;
 	if ((unsigned long)free < pages)
 		write_file("/proc/sys/vm/nr_hugepages", "%lu\n",
 			   total + pages - free);
-	if ((unsigned long)proc_val("/proc/meminfo", "HugePages_Free") < pages)
+	if ((unsigned long)mshare_proc_value("/proc/meminfo", "HugePages_Free") < pages)
 		return -1;
 	return total;
 }

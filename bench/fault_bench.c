@@ -53,7 +53,7 @@ static int obj_new(struct obj *o, int kind, unsigned long size)
 		snprintf(o->path, sizeof(o->path), MSHARE_DIR "/fault-%d",
 			 getpid());
 		o->fd = region_create(o->path);
-		return o->fd < 0 ? -1 : region_place(o->fd, size);
+		return o->fd < 0 ? -1 : mshare_map_anon(o->fd, 0, size);
 	case K_MEMFD:
 		o->fd = memfd_create("fault", 0);
 		return o->fd < 0 ? -1 : ftruncate(o->fd, size);
@@ -82,8 +82,7 @@ static char *obj_map(const struct obj *o)
 {
 	switch (o->kind) {
 	case K_MSHARE:
-		return mmap(NULL, mshare_align(), PROT_READ | PROT_WRITE,
-			    MAP_SHARED, o->fd, 0);
+		return mshare_attach(o->fd, NULL, PROT_READ | PROT_WRITE, 0);
 	case K_MEMFD:
 		return mmap(NULL, o->size, PROT_READ | PROT_WRITE, MAP_SHARED,
 			    o->fd, 0);
@@ -218,7 +217,7 @@ static void fork_bench(unsigned long size, int reps)
 		printf("csv-fork,%s,%lu,%d,%.0f\n", kind_names[kinds[k]],
 		       size >> 20, reps, med[k]);
 		if (kinds[k] != K_NONE)
-			munmap(p, kinds[k] == K_MSHARE ? mshare_align() : size);
+			munmap(p, kinds[k] == K_MSHARE ? mshare_alignment(NULL) : size);
 		obj_free(&o);
 	}
 	printf("\nfork + exit + wait of a process with %lu MiB populated and attached (median of %d):\n",

@@ -109,8 +109,7 @@ static void *attach(const struct backing *b)
 		fd = open(b->path, O_RDWR);
 		if (fd < 0)
 			return MAP_FAILED;
-		p = mmap(NULL, mshare_align(), PROT_READ | PROT_WRITE,
-			 MAP_SHARED, fd, 0);
+		p = mshare_attach(fd, NULL, PROT_READ | PROT_WRITE, 0);
 		close(fd);
 		return p;
 	case K_MEMFD:
@@ -124,7 +123,7 @@ static void *attach(const struct backing *b)
 
 static void detach(const struct backing *b, void *p)
 {
-	munmap(p, b->kind == K_MSHARE ? mshare_align() : b->size);
+	munmap(p, b->kind == K_MSHARE ? mshare_alignment(NULL) : b->size);
 }
 
 /* Hugetlb: a process that keeps the file mapped and populated. */
@@ -179,7 +178,7 @@ static int backing_setup(struct backing *b, int kind, unsigned long size)
 		snprintf(b->path, sizeof(b->path), MSHARE_DIR "/bench-%d",
 			 getpid());
 		b->fd = region_create(b->path);
-		if (b->fd < 0 || region_place(b->fd, size))
+		if (b->fd < 0 || mshare_map_anon(b->fd, 0, size))
 			return -1;
 		break;
 	case K_MEMFD:

@@ -81,7 +81,7 @@ static void sharer(const char *path, int cpu, volatile int *stop, int ready)
 	pin(cpu);
 	fd = open(path, O_RDONLY);
 	p = fd < 0 ? MAP_FAILED :
-	    mmap(NULL, mshare_align(), PROT_READ, MAP_SHARED, fd, 0);
+	    mshare_attach(fd, NULL, PROT_READ, 0);
 	if (p == MAP_FAILED)
 		_exit(1);
 	sum += touch_read(p, OBJ_A);
@@ -94,15 +94,7 @@ static void sharer(const char *path, int cpu, volatile int *stop, int ready)
 
 static int place_b(int fd)
 {
-	struct mshare_create mc = {
-		.region_offset = OFF_B,
-		.size = OBJ_B,
-		.prot = PROT_READ | PROT_WRITE,
-		.flags = MAP_SHARED | MAP_FIXED | MAP_ANONYMOUS,
-		.fd = -1,
-	};
-
-	return ioctl(fd, MSHAREFS_CREATE_MAPPING, &mc);
+	return mshare_map_anon(fd, OFF_B, OBJ_B);
 }
 
 static void print_delta(const char *cfg, const char *phase, int rounds,
@@ -131,10 +123,9 @@ static void run_config(const char *cfg, int rounds)
 
 	snprintf(path, sizeof(path), MSHARE_DIR "/tlb-%d", getpid());
 	fd = region_create(path);
-	if (fd < 0 || region_place(fd, OBJ_A) || place_b(fd))
+	if (fd < 0 || mshare_map_anon(fd, 0, OBJ_A) || place_b(fd))
 		die("region %s", path);
-	p = mmap(NULL, mshare_align(), PROT_READ | PROT_WRITE, MAP_SHARED,
-		 fd, 0);
+	p = mshare_attach(fd, NULL, PROT_READ | PROT_WRITE, 0);
 	stop = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
 		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED || stop == MAP_FAILED || pipe(ready))
@@ -171,7 +162,7 @@ static void run_config(const char *cfg, int rounds)
 	t0 = now_sec();
 	read_irqs(&i0);
 	for (r = 0; r < rounds; r++) {
-		if (region_unplace(fd, OFF_B, OBJ_B) || place_b(fd))
+		if (mshare_unmap(fd, OFF_B, OBJ_B) || place_b(fd))
 			die("round %d", r);
 		touch_write(p + OFF_B, OBJ_B);
 	}
@@ -187,7 +178,7 @@ static void run_config(const char *cfg, int rounds)
 	*stop = 1;
 	for (c = 0; c < n; c++)
 		waitpid(pids[c], NULL, 0);
-	munmap(p, mshare_align());
+	munmap(p, mshare_alignment(NULL));
 	close(fd);
 	unlink(path);
 	close(ready[0]);

@@ -9,7 +9,7 @@
 #                         guest too small for plain page tables
 # Knobs (environment): BENCH_PROCS, BENCH_SIZES/BENCH_SIZE,
 # BENCH_PLAIN_BUDGET_GIB, BENCH_BUDGET_GIB, BENCH_PARTS (see
-# bench/guest-*.sh), GUEST_MEM, LOGS (default build/logs).
+# bench/in-guest-*.sh), GUEST_MEM, LOGS (default build/logs).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -25,9 +25,10 @@ build() {
 	mkdir -p "$stage" "$out_dir"
 	for p in mshare_bench fault_bench tlb_bench; do
 		"${CC:-cc}" -static -O2 -Wall -Wextra -isystem "$hdrs" \
-			-o "$stage/$p" "$TOP/bench/$p.c"
+			-I"$TOP/lib" -o "$stage/$p" "$TOP/bench/$p.c" \
+			"$BUILD/lib/libmshare.a"
 	done
-	cp "$TOP"/bench/guest-*.sh "$stage/"
+	cp "$TOP"/bench/in-guest-*.sh "$stage/"
 }
 
 # Pass the knobs that are set on to the guest's command line.
@@ -48,7 +49,7 @@ boot() {
 		"$LOGS/bench-add.cpio.gz"
 	out=$LOGS/fast-guest.out
 	rm -f "$out"
-	"$TOP/scripts/run-guest.sh" fast guest "$LOGS/bench-add.cpio.gz" &
+	"$TOP/scripts/host-boot-guest.sh" fast guest "$LOGS/bench-add.cpio.gz" &
 	pid=$!
 	tail -n +1 -F --pid="$pid" "$out" 2>/dev/null |
 		sed -u 's/\r$//; /^csv/d; /^# msharefs-guest-/d' || true
@@ -78,13 +79,13 @@ extract() {
 case "$mode" in
 run)
 	build
-	boot guest-run.sh
+	boot in-guest-run.sh
 	extract
 	;;
 bench)
 	build
 	export GUEST_MEM=${GUEST_MEM:-6G} GUEST_TIMEOUT=${GUEST_TIMEOUT:-3600}
-	boot guest-bench.sh
+	boot in-guest-bench.sh
 	extract
 	"$TOP/scripts/bench-report.sh" "$out_dir"
 	;;
@@ -92,7 +93,7 @@ bench-1500)
 	build
 	export GUEST_MEM=${GUEST_MEM:-2G} GUEST_HUGEPAGES=${GUEST_HUGEPAGES:-0}
 	export GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800}
-	boot guest-1500.sh
+	boot in-guest-1500.sh
 	extract
 	;;
 *)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Turn the KTAP a guest printed into counts. Every test binary prints a
-# plan ("1..N") and N result lines; guest/init adds a start and an exit
+# plan ("1..N") and N result lines; guest/in-guest-init adds a start and an exit
 # line per binary and a final marker.
 #   ktap-summary.sh [--manifest FILE --set SET] OUT_LOG [LABEL]
 # prints "[LABEL: ]N passed, N failed, N skipped" last; exits 1 on any

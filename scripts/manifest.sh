@@ -12,7 +12,7 @@
 # that #if blocks and comments are gone but the registering macros stay
 # as text to count. A shell test plans what its plan line says.
 # Lines: "SET PROGRAM TESTS SOURCE"; SET is suite (the guest's /tests,
-# run by guest/init) or hostroot (run in the host-root guest).
+# run by guest/in-guest-init) or hostroot (run in the host-root guest).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -26,7 +26,7 @@ harness_tests() {
 	grep -qE '^TEST_HARNESS_MAIN|test_harness_run\(' "$src" ||
 		die "$src: not a kselftest harness program"
 	${CC:-cc} -E -P -D_GNU_SOURCE -D__KSELFTEST_HARNESS_H \
-		-I"$KTREE/tools/testing/selftests" -isystem "$hdrs" "$src" |
+		-I"$KTREE/tools/testing/selftests" -I"$TOP/lib" -isystem "$hdrs" "$src" |
 		tr '\n' ' ' |
 		grep -oE '\<(TEST|TEST_SIGNAL|TEST_F|TEST_F_SIGNAL|TEST_F_TIMEOUT|FIXTURE_VARIANT_ADD)[[:space:]]*\([[:space:]]*[A-Za-z0-9_]+' |
 		awk -F'(' '{

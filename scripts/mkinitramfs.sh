@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build the guest's initramfs: busybox-static, guest/init, the static test
+# Build the guest's initramfs: busybox-static, guest/in-guest-init, the static test
 # binaries from build/tests and the demo from guest/demo.
 #   mkinitramfs.sh OUT                  the base image
 #   mkinitramfs.sh --add DIR CMD OUT    a second archive holding DIR as
@@ -38,7 +38,7 @@ stage=$BUILD/initramfs
 rm -rf "$stage"
 mkdir -p "$stage"/{bin,sbin,usr/bin,usr/sbin,etc,proc,sys,dev,tmp,root,tests,demo,add}
 cp /bin/busybox "$stage/bin/busybox"
-cp "$TOP/guest/init" "$stage/init"
+cp "$TOP/guest/in-guest-init" "$stage/init"
 cp -a "$TOP/guest/demo/." "$stage/demo/"
 if compgen -G "$BUILD/examples/*" >/dev/null; then
 	cp -a "$BUILD/examples/." "$stage/demo/"

@@ -112,12 +112,13 @@ runner() {
 	cat <<'EOF'
 #!/bin/sh
 # Made by scripts/mm-selftests.sh.
+set -eu
 mkdir -p /boot && cp kernel-config "/boot/config-$(uname -r)"
 stamp() { echo "# msharefs: uptime $(cut -d' ' -f1 /proc/uptime)"; }
 {
 	stamp
-	./run_vmtests.sh -t "$1"
-	echo "# run_vmtests.sh exit $?"
+	./run_vmtests.sh -t "$1" && rc=0 || rc=$?
+	echo "# run_vmtests.sh exit $rc"
 } 2>&1 | while IFS= read -r line; do
 	case "$line" in "# running "*) stamp ;; esac
 	printf '%s\n' "$line"
@@ -179,7 +180,7 @@ run() {
 	# guest's logs go apart: other guests of the kernel may run beside.
 	LOGS=$logs/mm-$kernel GUEST_ROOT=host GUEST_HUGEPAGES=${GUEST_HUGEPAGES:-128} \
 		GUEST_TIMEOUT=${GUEST_TIMEOUT:-$gtimeout} \
-		"$TOP/scripts/guest.sh" "$kernel" "$out" \
+		"$TOP/scripts/host-guest-cmd.sh" "$kernel" "$out" \
 		"MM_TEST_TIMEOUT=$timeout ./msharefs-run-vmtests '$cats'" \
 		>"$tap" 2>&1 || rc=$?
 	slowest "$tap" >"$logs/mm-$kernel.times"

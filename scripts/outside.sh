@@ -18,9 +18,10 @@ for t in stress-ng trinity setpriv; do
 done
 
 "${CC:-gcc}" -static -O2 -g -Wall -Wextra \
-	-isystem "$BUILD/obj-headers/usr/include" \
-	-o "$out/mshare_stress" "$TOP/stress/mshare_stress.c" -lpthread
-cp "$TOP/stress/guest-outside.sh" "$out/"
+	-isystem "$BUILD/obj-headers/usr/include" -I"$TOP/lib" \
+	-o "$out/mshare_stress" "$TOP/stress/mshare_stress.c" \
+	"$BUILD/lib/libmshare.a" -lpthread
+cp "$TOP/stress/in-guest-outside.sh" "$out/"
 
 case "$flavour" in
 debug)	extra=900 ;;
@@ -31,7 +32,7 @@ export GUEST_ROOT=host LOGS=$logs
 
 log "$flavour kernel, $secs s, guest timeout $GUEST_TIMEOUT s, logs in $logs"
 set +e
-"$TOP/scripts/guest.sh" "$flavour" "$out" "sh ./guest-outside.sh $secs" 2>&1 |
+"$TOP/scripts/host-guest-cmd.sh" "$flavour" "$out" "sh ./in-guest-outside.sh $secs" 2>&1 |
 	tee "$logs/$flavour-outside.log"
 rc=${PIPESTATUS[0]}
 set -e

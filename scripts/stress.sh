@@ -16,9 +16,10 @@ logs=${LOGS:-$BUILD/logs}
 mkdir -p "$out" "$logs"
 
 "${CC:-gcc}" -static -O2 -g -Wall -Wextra \
-	-isystem "$BUILD/obj-headers/usr/include" \
-	-o "$out/mshare_stress" "$TOP/stress/mshare_stress.c" -lpthread
-cp "$TOP/stress/guest-stress.sh" "$out/"
+	-isystem "$BUILD/obj-headers/usr/include" -I"$TOP/lib" \
+	-o "$out/mshare_stress" "$TOP/stress/mshare_stress.c" \
+	"$BUILD/lib/libmshare.a" -lpthread
+cp "$TOP/stress/in-guest-stress.sh" "$out/"
 
 # The stress ends by itself after secs + its margin (120 s + secs/10);
 # the debug kernel boots and scans for leaks about six times slower.
@@ -31,8 +32,8 @@ export LOGS=$logs
 
 log "$flavour kernel, $secs s, guest timeout $GUEST_TIMEOUT s, logs in $logs"
 set +e
-"$TOP/scripts/guest.sh" "$flavour" "$out" \
-	"sh ./guest-stress.sh $secs ${STRESS_ARGS:-}" 2>&1 |
+"$TOP/scripts/host-guest-cmd.sh" "$flavour" "$out" \
+	"sh ./in-guest-stress.sh $secs ${STRESS_ARGS:-}" 2>&1 |
 	tee "$logs/$flavour-stress.log"
 rc=${PIPESTATUS[0]}
 set -e

@@ -30,7 +30,7 @@ done
 [ $# -gt 0 ] || [ ${#adds[@]} -gt 0 ] || [ -n "$mm_only" ] ||
 	die "usage: test.sh [--extra INITRD] [--save FILE] [--add FILE]... [--mm-start|--mm-started FLAVOUR] FLAVOUR..."
 
-# Where run-guest.sh writes the logs (LOGS, if set).
+# Where host-boot-guest.sh writes the logs (LOGS, if set).
 logs=${LOGS:-$BUILD/logs}
 mkdir -p "$logs"
 
@@ -104,7 +104,7 @@ count() {
 suite() {
 	local flavour=$1 rc=0 out
 	rm -f "$logs/$flavour-test.out" "$logs/$flavour-test.console"
-	MSHAREFS_TESTS=$only "$TOP/scripts/run-guest.sh" "$flavour" test ${extra:+"$extra"} || rc=$?
+	MSHAREFS_TESTS=$only "$TOP/scripts/host-boot-guest.sh" "$flavour" test ${extra:+"$extra"} || rc=$?
 	[ "$rc" = 0 ] || problem "$flavour: guest exited $rc"
 	out=$("$TOP/scripts/ktap-summary.sh" --manifest "$manifest" --set suite \
 		"$logs/$flavour-test.out" "$flavour") || bad=1
@@ -158,7 +158,7 @@ hostroot() {
 	local flavour=$1 rc=0 out dir=$logs/hostroot
 	mkdir -p "$dir"
 	rm -f "$dir/$flavour-guest.out" "$dir/$flavour-guest.console"
-	GUEST_ROOT=host LOGS=$dir "$TOP/scripts/guest.sh" "$flavour" "" \
+	GUEST_ROOT=host LOGS=$dir "$TOP/scripts/host-guest-cmd.sh" "$flavour" "" \
 		'echo "# msharefs-runner: start hostroot_test"
 		sh /opt/msharefs/tests/hostroot/hostroot_test.sh
 		echo "# msharefs-runner: hostroot_test exit=$?"' >/dev/null || rc=$?

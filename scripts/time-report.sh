@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Where make test's time went, from the logs of the last run: the phase
 # table (build/logs/phases.tsv), each test program's time in the suite's
-# guests (the exit lines of guest/init) and the slowest mm selftests runs
+# guests (the exit lines of guest/in-guest-init) and the slowest mm selftests runs
 # (mm-selftests.sh). The README's numbers on make test's time come from
 # such a report kept in tests/results/, through --readme.
 #   time-report.sh [LOGS]
@@ -91,7 +91,7 @@ fi
 for k in fast debug; do
 	f=$logs/$k-test.out
 	[ -f "$f" ] || continue
-	echo "# $k suite: seconds per program (guest/init)"
+	echo "# $k suite: seconds per program (guest/in-guest-init)"
 	tr -d '\r' <"$f" | sed -nE 's/^# msharefs-runner: (.*) exit=[0-9]+ after ([0-9]+) s$/\2 \1/p' |
 		sort -rn | awk '{ printf "%-48s %6d s\n", $2, $1; t += $1 } END { printf "%-48s %6d s\n", "all programs", t }'
 done

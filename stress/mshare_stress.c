@@ -65,6 +65,8 @@
 #include <linux/userfaultfd.h>
 #include <linux/futex.h>
 
+#include "mshare.h"
+
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE	0x100000
 #endif
@@ -385,16 +387,7 @@ static void name_path(char *buf, size_t len, int n)
 
 static long mem_available_kb(void)
 {
-	char line[128];
-	long kb = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %ld", &kb) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return kb;
+	return mshare_proc_value("/proc/meminfo", "MemAvailable");
 }
 
 static struct att *pick_att(struct tctx *c, int need_rw)
@@ -472,8 +465,6 @@ static void expect_err(int r, int err, const char *what)
 
 static void op_size(struct tctx *c)
 {
-	struct mshare_create mc = { .size = PAGE, .prot = PROT_READ,
-		.flags = MAP_SHARED | MAP_FIXED | MAP_ANONYMOUS, .fd = -1 };
 	struct stat sb;
 	char path[64];
 	int fd, ro;
@@ -505,7 +496,7 @@ static void op_size(struct tctx *c)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	ro = ioctl(fd, MSHAREFS_CREATE_MAPPING, &mc);
+	ro = mshare_map(fd, 0, PAGE, PROT_READ, 0, -1, 0);
 	expect_err(ro, EBADF, "CREATE_MAPPING on O_RDONLY");
 	close(fd);
 }
@@ -809,9 +800,7 @@ static int huge_file(unsigned long size, char *path, size_t len)
 
 static int unmap_range(struct att *a, unsigned long off, unsigned long len)
 {
-	struct mshare_unmap mu = { .region_offset = off, .size = len };
-
-	return ioctl(a->fd, MSHAREFS_UNMAP, &mu);
+	return mshare_unmap(a->fd, off, len);
 }
 
 /* Fill an object in place, header last. Runs under the slot's lock. */
@@ -838,11 +827,7 @@ static void op_map(struct tctx *c)
 	unsigned long size = pick_size(kind);
 	int ro = (kind == K_MEMFD || kind == K_DISK) && !rn(4);
 	uint64_t seed = new_seed(ro);
-	struct mshare_create mc = {
-		.region_offset = slot_off(slot), .size = size,
-		.prot = PROT_READ | (ro ? 0 : PROT_WRITE),
-		.flags = MAP_SHARED | MAP_FIXED, .fd = -1,
-	};
+	int prot = PROT_READ | (ro ? 0 : PROT_WRITE), flags = 0;
 	char path[96] = "";
 
 	if (!a)
@@ -855,15 +840,11 @@ static void op_map(struct tctx *c)
 		bfd = prefilled_file(kind, size, seed, path, sizeof(path));
 	else if (kind == K_HUGEFILE)
 		bfd = huge_file(size, path, sizeof(path));
-	if (kind == K_ANON || kind == K_ANONHUGE) {
-		mc.flags |= MAP_ANONYMOUS |
-			    (kind == K_ANONHUGE ? MAP_HUGETLB : 0);
-	} else {
-		if (bfd < 0) {
-			CNT(map_nomem);
-			return;
-		}
-		mc.fd = bfd;
+	if (kind == K_ANONHUGE) {
+		flags = MAP_HUGETLB;
+	} else if (kind != K_ANON && bfd < 0) {
+		CNT(map_nomem);
+		return;
 	}
 	lk = slot_lock(a, slot, F_WRLCK);
 	if (lk < 0)
@@ -871,7 +852,7 @@ static void op_map(struct tctx *c)
 	/* Sometimes replace whatever is there. */
 	if (!rn(3) && unmap_range(a, slot_off(slot), SLOT_SPAN))
 		FAIL(unexpected, "UNMAP slot %d: %s", slot, strerror(errno));
-	r = ioctl(a->fd, MSHAREFS_CREATE_MAPPING, &mc);
+	r = mshare_map(a->fd, slot_off(slot), size, prot, flags, bfd, 0);
 	if (r) {
 		if (errno == EEXIST)
 			CNT(map_exist);

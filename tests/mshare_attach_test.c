@@ -51,7 +51,7 @@ static unsigned long A;
 
 static int create_anon(int fd, __u64 roff, __u64 size, __u32 prot)
 {
-	return mshare_create(fd, roff, size, 0, prot, ANON, -1);
+	return create_mapping(fd, roff, size, 0, prot, ANON, -1);
 }
 
 /*
@@ -61,7 +61,7 @@ static int create_anon(int fd, __u64 roff, __u64 size, __u32 prot)
  */
 static int region_empty(int fd)
 {
-	if (mshare_create(fd, 0, A, 0, RW, ANON | MAP_NORESERVE, -1))
+	if (create_mapping(fd, 0, A, 0, RW, ANON | MAP_NORESERVE, -1))
 		return errno;
 	if (mshare_unmap(fd, 0, A))
 		return errno;
@@ -74,15 +74,10 @@ static int region_empty(int fd)
 #define ASSERT_REFUSED(fd, err, roff, size, off, prot, flags, backing) do { \
 	int _fd = (fd);							\
 									\
-	ASSERT_FAILS(err, mshare_create(_fd, roff, size, off, prot,	\
-					flags, backing));		\
+	ASSERT_FAILS(err, create_mapping(_fd, roff, size, off, prot,	\
+					 flags, backing));		\
 	ASSERT_EMPTY(_fd);						\
 } while (0)
-
-static char *attach(int fd, unsigned long addr, int prot, int flags)
-{
-	return mmap((void *)addr, A, prot, MAP_SHARED | flags, fd, 0);
-}
 
 /*
  * A free aligned range of the address space at or above @from, found by
@@ -251,7 +246,7 @@ static int region_new(struct region *r, mode_t mode)
 	snprintf(r->path, sizeof(r->path), MSHARE_DIR "/ha-%d-%d",
 		 getpid(), seq++);
 	r->name = r->path + strlen(MSHARE_DIR) + 1;
-	r->fd = region_make(AT_FDCWD, r->path, O_CLOEXEC, mode, 0);
+	r->fd = mshare_region_create(AT_FDCWD, r->path, mode, 0);
 	return r->fd;
 }
 
@@ -421,21 +416,21 @@ TEST_F(create, forbidden_flags)
 	ASSERT_LE(0, mfd);
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		ASSERT_FAILS_MSG(EINVAL,
-				 mshare_create(fd, 0, PG, 0, RW,
-					       ANON | bad[i].flag, -1),
+				 create_mapping(fd, 0, PG, 0, RW,
+						ANON | bad[i].flag, -1),
 				 " (%s)", bad[i].name);
 		ASSERT_EMPTY(fd);
 		ASSERT_FAILS_MSG(EINVAL,
-				 mshare_create(fd, 0, PG, 0, RW,
-					       FILEMAP | bad[i].flag, mfd),
+				 create_mapping(fd, 0, PG, 0, RW,
+						FILEMAP | bad[i].flag, mfd),
 				 " (%s)", bad[i].name);
 		ASSERT_EMPTY(fd);
 	}
 	/* The allowed extra flags are accepted. */
-	ASSERT_OK(mshare_create(fd, 0, PG, 0, RW, ANON | MAP_NORESERVE, -1));
+	ASSERT_OK(create_mapping(fd, 0, PG, 0, RW, ANON | MAP_NORESERVE, -1));
 	ASSERT_OK(mshare_unmap(fd, 0, PG));
-	ASSERT_OK(mshare_create(fd, 0, PG, 0, RW, FILEMAP | MAP_NORESERVE,
-				mfd));
+	ASSERT_OK(create_mapping(fd, 0, PG, 0, RW, FILEMAP | MAP_NORESERVE,
+				 mfd));
 	ASSERT_OK(mshare_unmap(fd, 0, PG));
 	close(mfd);
 }
@@ -452,7 +447,7 @@ TEST_F(create, bad_prot)
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		ASSERT_FAILS_MSG(EINVAL,
-				 mshare_create(fd, 0, PG, 0, bad[i], ANON, -1),
+				 create_mapping(fd, 0, PG, 0, bad[i], ANON, -1),
 				 " (prot %#x)", bad[i]);
 		ASSERT_EMPTY(fd);
 	}
@@ -621,8 +616,8 @@ TEST_F(create, readonly_memfd_write)
 	ASSERT_REFUSED(fd, EACCES, 0, PG, 0, PROT_WRITE, FILEMAP, rfd);
 
 	/* PROT_READ is what the open mode allows: that works. */
-	ASSERT_OK(mshare_create(fd, 0, 2 * PG, 0, PROT_READ, FILEMAP, rfd));
-	ASSERT_MAPS(p, attach(fd, 0, PROT_READ, 0));
+	ASSERT_OK(create_mapping(fd, 0, 2 * PG, 0, PROT_READ, FILEMAP, rfd));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, PROT_READ, 0));
 	ASSERT_PATTERN(p, 2 * PG, 5);
 	ASSERT_OK(munmap(p, A));
 	close(rfd);
@@ -684,7 +679,7 @@ TEST_F(create, hugetlbfs_misaligned_offset)
 	ASSERT_REFUSED(fd, EINVAL, HPAGE + PG, HPAGE, 0, RW,
 		       FILEMAP | MAP_HUGETLB, hfd);
 	/* Aligned, it works. */
-	ASSERT_OK(mshare_create(fd, HPAGE, HPAGE, 0, RW, FILEMAP, hfd));
+	ASSERT_OK(create_mapping(fd, HPAGE, HPAGE, 0, RW, FILEMAP, hfd));
 	ASSERT_OK(mshare_unmap(fd, HPAGE, HPAGE));
 	close(hfd);
 }
@@ -696,7 +691,7 @@ TEST_F(create, overlap)
 	char *p;
 
 	ASSERT_OK(create_anon(fd, at, len, RW));
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	fill(p + at, len, 7);
 
 	ASSERT_FAILS(EEXIST, create_anon(fd, at, len, RW));
@@ -707,8 +702,8 @@ TEST_F(create, overlap)
 	ASSERT_FAILS(EEXIST, create_anon(fd, at + len - PG, 2 * PG, RW));
 	ASSERT_FAILS(EEXIST, create_anon(fd, 0, 4 * MIB, RW));
 	ASSERT_FAILS(EEXIST, create_anon(fd, 0, A, RW));
-	ASSERT_FAILS(EEXIST, mshare_create(fd, at, HPAGE, 0, PROT_READ,
-					   ANON_HUGE, -1));
+	ASSERT_FAILS(EEXIST, create_mapping(fd, at, HPAGE, 0, PROT_READ,
+					    ANON_HUGE, -1));
 
 	/* Nothing changed: the object and its data are intact... */
 	ASSERT_PATTERN(p + at, len, 7);
@@ -844,7 +839,7 @@ TEST_F(unmap, readonly_fd)
 	char *p;
 
 	ASSERT_OK(create_anon(fd, 0, 2 * PG, RW));
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	fill(p, 2 * PG, 3);
 	rfd = open(self->r.path, O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, rfd);
@@ -865,7 +860,7 @@ TEST_F(unmap, bad_ranges)
 
 	ASSERT_OK(create_anon(fd, 0, 2 * PG, RW));
 	ASSERT_OK(create_anon(fd, A - PG, PG, RW));
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	fill(p, 2 * PG, 4);
 	fill(p + A - PG, PG, 5);
 
@@ -901,7 +896,7 @@ TEST_F(unmap, hole_succeeds)
 
 	/* Next to an object, which stays. */
 	ASSERT_OK(create_anon(fd, 4 * PG, 2 * PG, RW));
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	fill(p + 4 * PG, 2 * PG, 6);
 	ASSERT_OK(mshare_unmap(fd, 0, 4 * PG));
 	ASSERT_OK(mshare_unmap(fd, 6 * PG, GIB));
@@ -917,8 +912,8 @@ TEST_F(unmap, attached_gets_sigsegv)
 	char *p, *q;
 
 	ASSERT_OK(create_anon(fd, at, 3 * PG, RW));
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
-	ASSERT_MAPS(q, attach(fd, 0, PROT_READ, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
+	ASSERT_MAPS(q, mshare_attach(fd, NULL, PROT_READ, 0));
 	fill(p + at, 3 * PG, 8);
 	ASSERT_PATTERN(q + at, 3 * PG, 8);
 
@@ -946,7 +941,7 @@ TEST_F(unmap, recreate_visible)
 	char *p;
 
 	ASSERT_OK(create_anon(fd, at, 4 * PG, RW));
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	fill(p + at, 4 * PG, 9);
 
 	/* The region's only object goes, and a new one takes its place. */
@@ -954,7 +949,7 @@ TEST_F(unmap, recreate_visible)
 	ASSERT_EQ(SEGV, child_read(p + at, 0));
 	mfd = memfd_with(4 * PG, 10);
 	ASSERT_LE(0, mfd);
-	ASSERT_OK(mshare_create(fd, at, 4 * PG, 0, RW, FILEMAP, mfd));
+	ASSERT_OK(create_mapping(fd, at, 4 * PG, 0, RW, FILEMAP, mfd));
 	/* The attachment made before sees the new contents. */
 	ASSERT_PATTERN(p + at, 4 * PG, 10);
 	ASSERT_EQ(0, child_read(p + at + PG, pat(10, PG)));
@@ -964,7 +959,7 @@ TEST_F(unmap, recreate_visible)
 	close(mfd);
 
 	/* Again with a fresh anonymous object: zeroes, not old data. */
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	ASSERT_OK(mshare_unmap(fd, at, 4 * PG));
 	ASSERT_OK(create_anon(fd, at, 4 * PG, RW));
 	ASSERT_EQ(0, child_read(p + at, 0));
@@ -992,7 +987,7 @@ FIXTURE_TEARDOWN_PARENT(attach)
 #define ASSERT_NEVER_ATTACHED(fd) do {					\
 	struct mshare_info _i;						\
 									\
-	ASSERT_OK(read_info(fd, &_i));					\
+	ASSERT_OK(mshare_region_info(fd, &_i));					\
 	ASSERT_EQ(0ULL, _i.start);					\
 	ASSERT_EQ((__u64)A, _i.size);					\
 } while (0)
@@ -1020,7 +1015,7 @@ TEST_F(attach, wrong_length)
 	ASSERT_FAILS(EINVAL, mmap(NULL, 2 * A, RW, MAP_SHARED, fd, 0));
 	ASSERT_FAILS(EINVAL, mmap(NULL, 0, RW, MAP_SHARED, fd, 0));
 	ASSERT_NEVER_ATTACHED(fd);
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	ASSERT_OK(munmap(p, A));
 }
 
@@ -1054,14 +1049,14 @@ TEST_F(attach, unaligned_fixed)
 
 	addr = free_aligned(4 * A);
 	ASSERT_NE(0UL, addr);
-	ASSERT_FAILS(EINVAL, attach(fd, addr + PG, RW, MAP_FIXED));
-	ASSERT_FAILS(EINVAL, attach(fd, addr + 2 * MIB, RW, MAP_FIXED));
-	ASSERT_FAILS(EINVAL, attach(fd, addr + A / 2, RW, MAP_FIXED));
-	ASSERT_FAILS(EINVAL, attach(fd, addr + A / 2, RW,
-				    MAP_FIXED_NOREPLACE));
+	ASSERT_FAILS(EINVAL, mshare_attach(fd, (void *)(addr + PG), RW, MAP_FIXED));
+	ASSERT_FAILS(EINVAL, mshare_attach(fd, (void *)(addr + 2 * MIB), RW, MAP_FIXED));
+	ASSERT_FAILS(EINVAL, mshare_attach(fd, (void *)(addr + A / 2), RW, MAP_FIXED));
+	ASSERT_FAILS(EINVAL, mshare_attach(fd, (void *)(addr + A / 2), RW,
+					   MAP_FIXED_NOREPLACE));
 	ASSERT_NEVER_ATTACHED(fd);
 	/* Nothing was mapped there: the range is still free. */
-	ASSERT_MAPS(p, attach(fd, addr, RW, MAP_FIXED_NOREPLACE));
+	ASSERT_MAPS(p, mshare_attach(fd, (void *)addr, RW, MAP_FIXED_NOREPLACE));
 	ASSERT_EQ(addr, (unsigned long)p);
 	ASSERT_OK(munmap(p, A));
 }
@@ -1074,10 +1069,10 @@ TEST_F(attach, readonly_fd_write)
 	ASSERT_OK(create_anon(self->r.fd, 0, PG, RW));
 	rfd = open(self->r.path, O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, rfd);
-	ASSERT_FAILS(EACCES, attach(rfd, 0, RW, 0));
-	ASSERT_FAILS(EACCES, attach(rfd, 0, PROT_WRITE, 0));
+	ASSERT_FAILS(EACCES, mshare_attach(rfd, NULL, RW, 0));
+	ASSERT_FAILS(EACCES, mshare_attach(rfd, NULL, PROT_WRITE, 0));
 	ASSERT_NEVER_ATTACHED(rfd);
-	ASSERT_MAPS(p, attach(rfd, 0, PROT_READ, 0));
+	ASSERT_MAPS(p, mshare_attach(rfd, NULL, PROT_READ, 0));
 	ASSERT_EQ(0, p[0]);
 	ASSERT_OK(munmap(p, A));
 	close(rfd);
@@ -1087,9 +1082,9 @@ TEST_F(attach, exec)
 {
 	int fd = self->r.fd;
 
-	ASSERT_FAILS(EPERM, attach(fd, 0, PROT_READ | PROT_EXEC, 0));
-	ASSERT_FAILS(EPERM, attach(fd, 0, RW | PROT_EXEC, 0));
-	ASSERT_FAILS(EPERM, attach(fd, 0, PROT_EXEC, 0));
+	ASSERT_FAILS(EPERM, mshare_attach(fd, NULL, PROT_READ | PROT_EXEC, 0));
+	ASSERT_FAILS(EPERM, mshare_attach(fd, NULL, RW | PROT_EXEC, 0));
+	ASSERT_FAILS(EPERM, mshare_attach(fd, NULL, PROT_EXEC, 0));
 	ASSERT_NEVER_ATTACHED(fd);
 }
 
@@ -1098,9 +1093,9 @@ TEST_F(attach, kernel_address_aligned)
 	int fd = self->r.fd;
 	char *p, *q;
 
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	ASSERT_ALIGNED(p);
-	ASSERT_MAPS(q, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(q, mshare_attach(fd, NULL, RW, 0));
 	ASSERT_ALIGNED(q);
 	ASSERT_NE((unsigned long)p, (unsigned long)q);
 	ASSERT_OK(munmap(q, A));
@@ -1116,7 +1111,7 @@ TEST_F(attach, aligned_hint_honoured)
 	/* Low in the address space, where the kernel would not look. */
 	hint = free_aligned(2 * A);
 	ASSERT_NE(0UL, hint);
-	ASSERT_MAPS(p, attach(fd, hint, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, (void *)hint, RW, 0));
 	ASSERT_EQ(hint, (unsigned long)p);
 	ASSERT_OK(munmap(p, A));
 }
@@ -1129,13 +1124,13 @@ TEST_F(attach, unaligned_hint_aligned)
 
 	hint = free_aligned(2 * A);
 	ASSERT_NE(0UL, hint);
-	ASSERT_MAPS(p, attach(fd, hint + PG, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, (void *)(hint + PG), RW, 0));
 	ASSERT_ALIGNED(p);
 	ASSERT_OK(munmap(p, A));
-	ASSERT_MAPS(p, attach(fd, hint + A / 2, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, (void *)(hint + A / 2), RW, 0));
 	ASSERT_ALIGNED(p);
 	ASSERT_OK(munmap(p, A));
-	ASSERT_MAPS(p, attach(fd, 12345, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, (void *)12345, RW, 0));
 	ASSERT_ALIGNED(p);
 	ASSERT_OK(munmap(p, A));
 }
@@ -1156,7 +1151,7 @@ TEST_F(attach, hint_above_task_size)
 
 	ASSERT_OK(create_anon(fd, 0, PG, RW));
 	for (i = 0; i < ARRAY_SIZE(hints); i++) {
-		p = attach(fd, hints[i], RW, 0);
+		p = mshare_attach(fd, (void *)(hints[i]), RW, 0);
 		ASSERT_NE(MAP_FAILED, p)
 			TH_LOG("hint %#lx: %s", hints[i], strerror(errno));
 		ASSERT_ALIGNED(p);
@@ -1166,7 +1161,7 @@ TEST_F(attach, hint_above_task_size)
 		ASSERT_OK(munmap(p, A));
 	}
 	/* With MAP_FIXED the address is taken at its word: no room there. */
-	ASSERT_FAILS(ENOMEM, attach(fd, 1UL << 47, RW, MAP_FIXED));
+	ASSERT_FAILS(ENOMEM, mshare_attach(fd, (void *)(1UL << 47), RW, MAP_FIXED));
 }
 
 TEST_F(attach, fixed_aligned)
@@ -1178,7 +1173,7 @@ TEST_F(attach, fixed_aligned)
 	ASSERT_OK(create_anon(fd, GIB, PG, RW));
 	addr = free_aligned(3 * A);
 	ASSERT_NE(0UL, addr);
-	ASSERT_MAPS(p, attach(fd, addr, RW, MAP_FIXED));
+	ASSERT_MAPS(p, mshare_attach(fd, (void *)addr, RW, MAP_FIXED));
 	ASSERT_EQ(addr, (unsigned long)p);
 	p[GIB] = 42;
 	ASSERT_EQ(0, child_read(p + GIB, 42));
@@ -1192,8 +1187,8 @@ TEST_F(attach, two_attachments)
 
 	ASSERT_OK(create_anon(fd, 0, 4 * PG, RW));
 	ASSERT_OK(create_anon(fd, A - 2 * PG, 2 * PG, RW));
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
-	ASSERT_MAPS(q, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
+	ASSERT_MAPS(q, mshare_attach(fd, NULL, RW, 0));
 	ASSERT_NE((unsigned long)p, (unsigned long)q);
 
 	fill(p, 4 * PG, 11);
@@ -1220,30 +1215,30 @@ TEST_F(attach, info_start)
 	ASSERT_NEVER_ATTACHED(fd);
 	first = free_aligned(2 * A);
 	ASSERT_NE(0UL, first);
-	ASSERT_MAPS(p, attach(fd, first, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, (void *)first, RW, 0));
 	ASSERT_EQ(first, (unsigned long)p);
-	ASSERT_OK(read_info(fd, &info));
+	ASSERT_OK(mshare_region_info(fd, &info));
 	ASSERT_EQ((__u64)first, info.start);
 	ASSERT_EQ((__u64)A, info.size);
 
 	/* Later attaches elsewhere leave it alone... */
-	ASSERT_MAPS(q, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(q, mshare_attach(fd, NULL, RW, 0));
 	ASSERT_NE((unsigned long)p, (unsigned long)q);
 	hint = free_aligned(first + A);
 	ASSERT_NE(0UL, hint);
-	ASSERT_MAPS(p, attach(fd, hint, PROT_READ, MAP_FIXED));
-	ASSERT_OK(read_info(fd, &info));
+	ASSERT_MAPS(p, mshare_attach(fd, (void *)hint, PROT_READ, MAP_FIXED));
+	ASSERT_OK(mshare_region_info(fd, &info));
 	ASSERT_EQ((__u64)first, info.start);
 
 	/* ... and so does detaching everything and attaching again. */
 	ASSERT_OK(munmap(p, A));
 	ASSERT_OK(munmap(q, A));
 	ASSERT_OK(munmap((void *)first, A));
-	ASSERT_MAPS(q, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(q, mshare_attach(fd, NULL, RW, 0));
 	ASSERT_NE(first, (unsigned long)q);
 	rfd = open(self->r.path, O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, rfd);
-	ASSERT_OK(read_info(rfd, &info));
+	ASSERT_OK(mshare_region_info(rfd, &info));
 	ASSERT_EQ((__u64)first, info.start);
 	close(rfd);
 	ASSERT_OK(munmap(q, A));
@@ -1256,7 +1251,7 @@ TEST_F(attach, partial_munmap)
 
 	ASSERT_OK(create_anon(fd, 0, 2 * PG, RW));
 	ASSERT_OK(create_anon(fd, A - PG, PG, RW));
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	fill(p, 2 * PG, 13);
 	fill(p + A - PG, PG, 14);
 
@@ -1292,8 +1287,8 @@ TEST_F(attach, mprotect)
 	char *p, *q, *r;
 
 	ASSERT_OK(create_anon(fd, 0, 2 * PG, RW));
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
-	ASSERT_MAPS(q, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
+	ASSERT_MAPS(q, mshare_attach(fd, NULL, RW, 0));
 	fill(p, 2 * PG, 15);
 
 	/* The second page read-only, for both attachments. */
@@ -1319,7 +1314,7 @@ TEST_F(attach, mprotect)
 	/* A read-only attachment can neither write nor change anything. */
 	rfd = open(self->r.path, O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, rfd);
-	ASSERT_MAPS(r, attach(rfd, 0, PROT_READ, 0));
+	ASSERT_MAPS(r, mshare_attach(rfd, NULL, PROT_READ, 0));
 	ASSERT_FAILS(EACCES, mprotect(r, A, RW));
 	ASSERT_FAILS(EACCES, mprotect(r, PG, RW));
 	ASSERT_FAILS(EACCES, mprotect(r, PG, PROT_NONE));
@@ -1340,7 +1335,7 @@ TEST_F(attach, mremap)
 	char *p;
 
 	ASSERT_OK(create_anon(fd, 0, PG, RW));
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	p[0] = 'r';
 	to = free_aligned(2 * A);
 	ASSERT_NE(0UL, to);
@@ -1380,8 +1375,8 @@ TEST_F(attach, madvise)
 	char *p, *q;
 
 	ASSERT_OK(create_anon(fd, 0, 4 * PG, RW));
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
-	ASSERT_MAPS(q, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
+	ASSERT_MAPS(q, mshare_attach(fd, NULL, RW, 0));
 	fill(p, 4 * PG, 16);
 
 	for (i = 0; i < ARRAY_SIZE(advice); i++) {
@@ -1434,7 +1429,7 @@ TEST_F(backing, anonymous)
 
 	shmem = meminfo_kb("Shmem");
 	ASSERT_OK(create_anon(fd, at, MIB, RW));
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	/* New memory reads as zeroes. */
 	ASSERT_EQ(0, p[at]);
 	ASSERT_EQ(0, p[at + MIB - 1]);
@@ -1457,8 +1452,8 @@ TEST_F(backing, memfd)
 	mfd = memfd_with(8 * PG, 18);
 	ASSERT_LE(0, mfd);
 	/* Pages 2..5 of the file. */
-	ASSERT_OK(mshare_create(fd, at, 4 * PG, 2 * PG, RW, FILEMAP, mfd));
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_OK(create_mapping(fd, at, 4 * PG, 2 * PG, RW, FILEMAP, mfd));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	ASSERT_PATTERN_FROM(p + at, 4 * PG, 18, 2 * PG);
 	ASSERT_EQ(pat(18, 2 * PG), p[at]);
 	ASSERT_EQ(pat(18, 5 * PG + 99), p[at + 3 * PG + 99]);
@@ -1489,8 +1484,8 @@ TEST_F(backing, tmpfs_file)
 	memset(buf, 'u', sizeof(buf));
 	ASSERT_EQ((ssize_t)PG, write(tfd, buf, PG));
 
-	ASSERT_OK(mshare_create(fd, at, PG, PG, RW, FILEMAP, tfd));
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_OK(create_mapping(fd, at, PG, PG, RW, FILEMAP, tfd));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	ASSERT_EQ('u', p[at]);
 	ASSERT_EQ('u', p[at + PG - 1]);
 	p[at + 10] = 'T';
@@ -1521,8 +1516,8 @@ TEST_F(backing, disk_file)
 	}
 	ASSERT_OK(fsync(dfd));
 
-	ASSERT_OK(mshare_create(fd, at, 2 * PG, PG, RW, FILEMAP, dfd));
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_OK(create_mapping(fd, at, 2 * PG, PG, RW, FILEMAP, dfd));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	ASSERT_EQ('b', p[at]);
 	ASSERT_EQ('b', p[at + PG - 1]);
 	ASSERT_EQ('c', p[at + PG]);
@@ -1562,8 +1557,8 @@ TEST_F(backing, hugetlbfs_file)
 	free0 = meminfo_kb("HugePages_Free");
 	if (hfd < 0 || free0 < 2)
 		SKIP(return, "no free 2 MiB huge pages in " HUGE_DIR);
-	ASSERT_OK(mshare_create(fd, at, HPAGE, 0, RW, FILEMAP, hfd));
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_OK(create_mapping(fd, at, HPAGE, 0, RW, FILEMAP, hfd));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	fill(p + at, HPAGE, 19);
 	free1 = meminfo_kb("HugePages_Free");
 	ASSERT_EQ(free0 - 1, free1);
@@ -1579,8 +1574,8 @@ TEST_F(backing, hugetlbfs_file)
 
 	/* MAP_HUGETLB with a hugetlbfs file is fine too. */
 	ASSERT_OK(mshare_unmap(fd, at, HPAGE));
-	ASSERT_OK(mshare_create(fd, at + HPAGE, HPAGE, 0, PROT_READ,
-				FILEMAP | MAP_HUGETLB, hfd));
+	ASSERT_OK(create_mapping(fd, at + HPAGE, HPAGE, 0, PROT_READ,
+				 FILEMAP | MAP_HUGETLB, hfd));
 	ASSERT_EQ(SEGV, child_read(p + at, 0));
 	ASSERT_EQ('H', p[at + 2 * HPAGE - 1]);
 	ASSERT_OK(munmap(p, A));
@@ -1597,10 +1592,10 @@ TEST_F(backing, hugetlb_anonymous)
 	free0 = meminfo_kb("HugePages_Free");
 	if (free0 < 3)
 		SKIP(return, "fewer than 3 free 2 MiB huge pages");
-	ASSERT_OK(mshare_create(fd, at2, 2 * MIB, 0, RW, ANON_HUGE, -1));
-	ASSERT_OK(mshare_create(fd, at4, 4 * MIB, 0, RW,
-				ANON_HUGE | MAP_HUGE_2MB, -1));
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_OK(create_mapping(fd, at2, 2 * MIB, 0, RW, ANON_HUGE, -1));
+	ASSERT_OK(create_mapping(fd, at4, 4 * MIB, 0, RW,
+				 ANON_HUGE | MAP_HUGE_2MB, -1));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	ASSERT_EQ(0, p[at2]);
 	fill(p + at2, 2 * MIB, 20);
 	fill(p + at4, 4 * MIB, 21);
@@ -1640,8 +1635,8 @@ TEST_F(backing, small_objects)
 	for (i = 0; i < n; i++)
 		ASSERT_EQ(0, create_anon(fd, obj[i].at, obj[i].size, RW))
 			TH_LOG("object %zu: %s", i, strerror(errno));
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
-	ASSERT_MAPS(q, attach(fd, 0, PROT_READ, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
+	ASSERT_MAPS(q, mshare_attach(fd, NULL, PROT_READ, 0));
 	for (i = 0; i < n; i++)
 		fill(p + obj[i].at, obj[i].size, 30 + i);
 	for (i = 0; i < n; i++) {
@@ -1683,18 +1678,18 @@ TEST_F(perm, readonly_attachment)
 	char *p, *r, *s;
 
 	ASSERT_OK(create_anon(fd, 0, 4 * PG, RW));
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	/* Populated writable through the writable attachment first. */
 	fill(p, 4 * PG, 22);
 
 	rfd = open(self->r.path, O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, rfd);
-	ASSERT_MAPS(r, attach(rfd, 0, PROT_READ, 0));
+	ASSERT_MAPS(r, mshare_attach(rfd, NULL, PROT_READ, 0));
 	ASSERT_PATTERN(r, 4 * PG, 22);
 	ASSERT_EQ(SEGV, child_write(r, 'x'));
 	ASSERT_EQ(SEGV, child_write(r + 3 * PG + 5, 'x'));
 	/* Read-only on a read-write fd is read-only too. */
-	ASSERT_MAPS(s, attach(fd, 0, PROT_READ, 0));
+	ASSERT_MAPS(s, mshare_attach(fd, NULL, PROT_READ, 0));
 	ASSERT_EQ(SEGV, child_write(s + PG, 'x'));
 	ASSERT_PATTERN(p, 4 * PG, 22);
 
@@ -1715,9 +1710,9 @@ TEST_F(perm, readonly_object)
 
 	mfd = memfd_with(2 * PG, 23);
 	ASSERT_LE(0, mfd);
-	ASSERT_OK(mshare_create(fd, 0, 2 * PG, 0, PROT_READ, FILEMAP, mfd));
+	ASSERT_OK(create_mapping(fd, 0, 2 * PG, 0, PROT_READ, FILEMAP, mfd));
 	ASSERT_OK(create_anon(fd, 4 * PG, PG, PROT_READ));
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	ASSERT_PATTERN(p, 2 * PG, 23);
 	ASSERT_EQ(0, p[4 * PG]);
 	ASSERT_EQ(SEGV, child_write(p, 'x'));
@@ -1742,9 +1737,9 @@ TEST_F(perm, write_only_object)
 	mfd = memfd_with(2 * PG, 44);
 	ASSERT_LE(0, mfd);
 	ASSERT_OK(create_anon(fd, 0, 4 * PG, PROT_WRITE));
-	ASSERT_OK(mshare_create(fd, 8 * PG, 2 * PG, 0, PROT_WRITE, FILEMAP,
-				mfd));
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_OK(create_mapping(fd, 8 * PG, 2 * PG, 0, PROT_WRITE, FILEMAP,
+				 mfd));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	/* Reads first, in children and here: nothing was written yet. */
 	ASSERT_EQ(0, child_read(p + PG, 0));
 	ASSERT_EQ(0, child_read(p + 8 * PG + 5, pat(44, 5)));
@@ -1768,9 +1763,9 @@ TEST_F(perm, prot_none_object)
 	mfd = memfd_with(PG, 24);
 	ASSERT_LE(0, mfd);
 	ASSERT_OK(create_anon(fd, 0, PG, PROT_NONE));
-	ASSERT_OK(mshare_create(fd, PG, PG, 0, PROT_NONE, FILEMAP, mfd));
+	ASSERT_OK(create_mapping(fd, PG, PG, 0, PROT_NONE, FILEMAP, mfd));
 	ASSERT_OK(create_anon(fd, 2 * PG, PG, RW));
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	ASSERT_EQ(SEGV, child_read(p, 0));
 	ASSERT_EQ(SEGV, child_write(p, 'x'));
 	ASSERT_EQ(SEGV, child_read(p + PG, pat(24, 0)));
@@ -1787,7 +1782,7 @@ TEST_F(perm, holes)
 	int fd = self->r.fd;
 	char *p;
 
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	/* An empty region is all hole. */
 	ASSERT_EQ(SEGV, child_read(p, 0));
 	ASSERT_EQ(SEGV, child_write(p + A - 1, 'x'));
@@ -1841,9 +1836,9 @@ static int other_uid_0644(void *arg)
 		return 1;
 	if (FAILED(mshare_unmap(fd, 0, PG) == -1 && errno == EBADF))
 		return 1;
-	if (FAILED(attach(fd, 0, RW, 0) == MAP_FAILED && errno == EACCES))
+	if (FAILED(mshare_attach(fd, NULL, RW, 0) == MAP_FAILED && errno == EACCES))
 		return 1;
-	p = attach(fd, 0, PROT_READ, 0);
+	p = mshare_attach(fd, NULL, PROT_READ, 0);
 	if (FAILED(p != MAP_FAILED))
 		return 1;
 	if (FAILED(p[0] == o->val))
@@ -1878,7 +1873,7 @@ TEST_F(perm, other_uid_0644)
 	char *p;
 
 	ASSERT_OK(create_anon(fd, 0, 2 * PG, RW));
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	p[0] = 'V';
 	fill(p + PG, PG, 25);
 	ASSERT_OK(fchmod(fd, 0644));
@@ -1926,7 +1921,7 @@ TEST_F(life, fork_inherits)
 	char *p;
 
 	ASSERT_OK(create_anon(fd, 0, 3 * PG, RW));
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	p[0] = 'P';
 	fill(p + PG, PG, 26);
 	ASSERT_EQ(0, run_child(child_sees_and_writes, p));
@@ -1943,7 +1938,7 @@ static int child_attaches_and_exits(void *arg)
 
 	if (FAILED(fd >= 0))
 		return 1;
-	p = attach(fd, 0, RW, 0);
+	p = mshare_attach(fd, NULL, RW, 0);
 	if (FAILED(p != MAP_FAILED))
 		return 1;
 	if (FAILED(p[0] == 'E'))
@@ -1969,7 +1964,7 @@ TEST_F(life, child_exit)
 	char *p;
 
 	ASSERT_OK(create_anon(fd, 0, 2 * PG, RW));
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	p[0] = 'E';
 	ASSERT_EQ(0, run_child(child_attaches_and_exits, &self->r));
 	ASSERT_EQ(0, run_child(child_touches_and_exits, p));
@@ -2003,7 +1998,7 @@ static int creator(void *arg)
 		return 1;
 	if (FAILED(create_anon(fd, A - PG, PG, RW) == 0))
 		return 1;
-	p = attach(fd, 0, RW, 0);
+	p = mshare_attach(fd, NULL, RW, 0);
 	if (FAILED(p != MAP_FAILED))
 		return 1;
 	fill(p + GIB, 4 * PG, 28);
@@ -2028,16 +2023,16 @@ TEST_F(life, creator_exits)
 
 	r.fd = open(r.path, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, r.fd);
-	ASSERT_OK(read_info(r.fd, &info));
+	ASSERT_OK(mshare_region_info(r.fd, &info));
 	ASSERT_EQ((__u64)A, info.size);
 	ASSERT_NE(0ULL, info.start);
-	ASSERT_MAPS(p, attach(r.fd, 0, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(r.fd, NULL, RW, 0));
 	ASSERT_PATTERN(p + GIB, 4 * PG, 28);
 	ASSERT_PATTERN(p + A - PG, PG, 29);
 	ASSERT_EQ(SEGV, child_read(p, 0));
 	/* Attach where the creator did, as pointer-keeping programs would. */
 	ASSERT_OK(munmap(p, A));
-	ASSERT_MAPS(p, attach(r.fd, info.start, PROT_READ, 0));
+	ASSERT_MAPS(p, mshare_attach(r.fd, (void *)(info.start), PROT_READ, 0));
 	ASSERT_EQ((unsigned long)info.start, (unsigned long)p);
 	ASSERT_PATTERN(p + GIB, 4 * PG, 28);
 	ASSERT_OK(munmap(p, A));
@@ -2063,7 +2058,7 @@ TEST_F(life, unlink_attached)
 	char *p;
 
 	ASSERT_OK(create_anon(fd, 0, 2 * PG, RW));
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	p[0] = 'U';
 	ASSERT_OK(unlink(self->r.path));
 	ASSERT_OK(close(fd));
@@ -2114,7 +2109,7 @@ TEST_F(life, unlink_frees_memory)
 	ASSERT_LE(0, fd);
 	ASSERT_OK(ftruncate(fd, A));
 	ASSERT_OK(create_anon(fd, GIB, size, RW));
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	for (i = 0; i < (int)(size / PG); i++)
 		p[GIB + i * PG] = (char)i;
 	free1 = free_kb();
@@ -2146,7 +2141,7 @@ TEST_F(life, exec_detaches)
 	char *p;
 
 	ASSERT_OK(create_anon(fd, 0, PG, RW));
-	ASSERT_MAPS(p, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	p[0] = 'X';
 	/* The check has teeth: this process does map it. */
 	ASSERT_EQ(1, maps_contain(self->r.name));
@@ -2224,13 +2219,13 @@ static int peer_reader(void *arg)
 	fd = open(o->path, O_RDONLY);
 	if (FAILED(fd >= 0))
 		return 1;
-	if (FAILED(read_info(fd, &info) == 0 && info.start == o->p1))
+	if (FAILED(mshare_region_info(fd, &info) == 0 && info.start == o->p1))
 		return 1;
 	if (FAILED(munmap((void *)o->p1, A) == 0) ||
 	    FAILED(munmap((void *)o->p2, A) == 0) ||
 	    FAILED(maps_contain(o->name) == 0))
 		return 1;
-	p = attach(fd, info.start, PROT_READ, MAP_FIXED_NOREPLACE);
+	p = mshare_attach(fd, (void *)(info.start), PROT_READ, MAP_FIXED_NOREPLACE);
 	if (FAILED(p != MAP_FAILED) || FAILED((unsigned long)p == info.start))
 		return 1;
 	ptr = *(char **)p;
@@ -2251,7 +2246,7 @@ static int peer_reader(void *arg)
 	if (FAILED(run_child(do_write, &t) == SEGV))
 		return 1;
 
-	q = attach(fd, 0, PROT_READ, 0);
+	q = mshare_attach(fd, NULL, PROT_READ, 0);
 	if (FAILED(q != MAP_FAILED) || FAILED((unsigned long)q % A == 0))
 		return 1;
 	for (i = 1; i < PEER_N; i++)
@@ -2276,15 +2271,15 @@ TEST_F(peer, basic)
 	if (meminfo_kb("HugePages_Free") < 3)
 		SKIP(return, "fewer than 3 free 2 MiB huge pages");
 	for (i = 0; i < PEER_N; i++)
-		ASSERT_OK(mshare_create(fd, peer_obj[i].at, peer_obj[i].size,
-					0, RW, peer_obj[i].flags, -1));
+		ASSERT_OK(create_mapping(fd, peer_obj[i].at, peer_obj[i].size,
+					 0, RW, peer_obj[i].flags, -1));
 
-	ASSERT_MAPS(p1, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(p1, mshare_attach(fd, NULL, RW, 0));
 	ASSERT_ALIGNED(p1);
 	o.p1 = (unsigned long)p1;
 	o.p2 = free_aligned(2 * A);
 	ASSERT_NE(0UL, o.p2);
-	ASSERT_MAPS(p2, attach(fd, o.p2, RW, MAP_FIXED));
+	ASSERT_MAPS(p2, mshare_attach(fd, (void *)(o.p2), RW, MAP_FIXED));
 	ASSERT_EQ(o.p2, (unsigned long)p2);
 
 	for (i = 0; i < PEER_N; i++)

@@ -66,12 +66,7 @@ static unsigned long A;
 
 static int create_anon(int fd, __u64 roff, __u64 size, __u32 prot)
 {
-	return mshare_create(fd, roff, size, 0, prot, ANON, -1);
-}
-
-static char *attach(int fd, unsigned long addr, int prot, int flags)
-{
-	return mmap((void *)addr, A, prot, MAP_SHARED | flags, fd, 0);
+	return create_mapping(fd, roff, size, 0, prot, ANON, -1);
 }
 
 /* Index of the first non-zero byte of @len at @p, or -1. */
@@ -207,8 +202,8 @@ FIXTURE_SETUP(gup)
 	r->fd = open(r->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	ASSERT_LE(0, r->fd) TH_LOG("%s: %s", r->path, strerror(errno));
 	ASSERT_OK(ftruncate(r->fd, A));
-	ASSERT_MAPS(self->p1, attach(r->fd, 0, RW, 0));
-	ASSERT_MAPS(self->p2, attach(r->fd, 0, RW, 0));
+	ASSERT_MAPS(self->p1, mshare_attach(r->fd, NULL, RW, 0));
+	ASSERT_MAPS(self->p2, mshare_attach(r->fd, NULL, RW, 0));
 	ASSERT_NE(self->p1, self->p2);
 }
 
@@ -242,7 +237,7 @@ static void peer_run(int fd, int prot, bool traced, int up, int down)
 
 	if (traced && ptrace(PTRACE_TRACEME, 0, NULL, NULL))
 		_exit(20);
-	a = attach(fd, 0, prot, 0);
+	a = mshare_attach(fd, NULL, prot, 0);
 	if (a == MAP_FAILED)
 		_exit(21);
 	if (write(up, &a, sizeof(a)) != sizeof(a))
@@ -347,7 +342,7 @@ TEST_F(gup, process_vm_rw)
 	ASSERT_OK(create_anon(fd, 0, PVM_SIZE, RW));
 	ASSERT_OK(create_anon(fd, GIB, PVM_SIZE, RW));
 	/* A third attachment the parent itself never touches. */
-	ASSERT_MAPS(v.c, attach(fd, 0, RW, 0));
+	ASSERT_MAPS(v.c, mshare_attach(fd, NULL, RW, 0));
 	fill(self->p1, PVM_SIZE, 1);
 
 	ASSERT_EQ(0, run_child(pvm_child, &v));
@@ -530,7 +525,7 @@ TEST_F(gup, odirect_hugetlb)
 	ASSERT_LE(1L, free_huge) TH_LOG("HugePages_Free %ld", free_huge);
 	dfd = disk_file(FILE_SIZE, 42);
 	ASSERT_LE(0, dfd) TH_LOG("%s: %s", DISK_DIR, strerror(errno));
-	ASSERT_OK(mshare_create(fd, 64 * MIB, HPAGE, 0, RW, ANON_HUGE, -1));
+	ASSERT_OK(create_mapping(fd, 64 * MIB, HPAGE, 0, RW, ANON_HUGE, -1));
 
 	/* Into the middle of an untouched huge page. */
 	ASSERT_MOVES(MIB, pread(dfd, h1 + 512 * KIB, MIB, MIB));
@@ -567,7 +562,7 @@ static pid_t futex_waiter(int fd, bool own, char *p, unsigned long off,
 	if (pid)
 		return pid;
 	if (own) {
-		p = attach(fd, 0, RW, 0);
+		p = mshare_attach(fd, NULL, RW, 0);
 		if (p == MAP_FAILED)
 			_exit(OTHER + 1);
 	}
@@ -687,7 +682,7 @@ static char *pg_attach(struct pg_ctx *c, int k)
 	alarm(550);	/* a lost wake-up must not hang the guest */
 	if (FAILED(!munmap(c->inherited[0], A) && !munmap(c->inherited[1], A)))
 		return NULL;
-	p = attach(c->fd, want, RW, MAP_FIXED);
+	p = mshare_attach(c->fd, (void *)want, RW, MAP_FIXED);
 	if (FAILED(p == (char *)want))
 		return NULL;
 	if (FAILED(read(c->start, &go, 1) == 0))
@@ -908,7 +903,7 @@ TEST_F(gup, readonly_attachment)
 	fill(self->p1, 256 * KIB, 80);
 	rfd = open(self->r.path, O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, rfd);
-	ASSERT_MAPS(r, attach(rfd, 0, PROT_READ, 0));
+	ASSERT_MAPS(r, mshare_attach(rfd, NULL, PROT_READ, 0));
 	dfd = disk_file(FILE_SIZE, 81);
 	ASSERT_LE(0, dfd) TH_LOG("%s: %s", DISK_DIR, strerror(errno));
 	mfd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
@@ -972,7 +967,7 @@ TEST_F(gup, readonly_object)
 	ASSERT_LE(0, memfd);
 	ASSERT_MAPS(m, mmap(NULL, 64 * KIB, RW, MAP_SHARED, memfd, 0));
 	fill(m, 64 * KIB, 90);
-	ASSERT_OK(mshare_create(fd, 0, 64 * KIB, 0, PROT_READ, FILEMAP, memfd));
+	ASSERT_OK(create_mapping(fd, 0, 64 * KIB, 0, PROT_READ, FILEMAP, memfd));
 	ASSERT_OK(create_anon(fd, MIB, 64 * KIB, PROT_READ));
 	dfd = disk_file(FILE_SIZE, 91);
 	ASSERT_LE(0, dfd);
@@ -1106,7 +1101,7 @@ TEST_F(gup, futex_unmap_memfd)
 	memfd = memfd_sized("mshare_gup_test", 0, 64 * KIB);
 	ASSERT_LE(0, memfd);
 	ASSERT_MAPS(m, mmap(NULL, 64 * KIB, RW, MAP_SHARED, memfd, 0));
-	ASSERT_OK(mshare_create(fd, 0, 64 * KIB, 0, RW, FILEMAP, memfd));
+	ASSERT_OK(create_mapping(fd, 0, 64 * KIB, 0, RW, FILEMAP, memfd));
 	pid = futex_waiter(fd, false, self->p1, PG + 64, 20);
 	ASSERT_LT(0, pid);
 	ASSERT_OK(wait_in_futex(pid));
@@ -1139,7 +1134,7 @@ TEST_F(gup, disk_file_object)
 	ASSERT_NE(NULL, buf);
 	ffd = disk_file(MIB, 110);
 	ASSERT_LE(0, ffd);
-	ASSERT_OK(mshare_create(fd, 256 * MIB, MIB, 0, RW, FILEMAP, ffd));
+	ASSERT_OK(create_mapping(fd, 256 * MIB, MIB, 0, RW, FILEMAP, ffd));
 	mfd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, mfd);
 

@@ -382,7 +382,7 @@ static int check_leftover(int dirfd, const char *name)
 
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -1;
-	if (read_info(fd, &info) || info.size != 0) {
+	if (mshare_region_info(fd, &info) || info.size != 0) {
 		close(fd);
 		return -1;
 	}
@@ -409,11 +409,11 @@ TEST_F_TIMEOUT(inject, region_create, 600)
 		/* Sizing allocates the region's upper tables: 3 units. */
 		if (INJECT(ftruncate(fd, size))) {
 			ASSERT_NOMEM("ftruncate");
-			ASSERT_EQ(0, read_info(fd, &info));
+			ASSERT_EQ(0, mshare_region_info(fd, &info));
 			ASSERT_EQ(0ULL, info.size);
 			ASSERT_EQ(0, ftruncate(fd, size));
 		}
-		ASSERT_EQ(0, read_info(fd, &info));
+		ASSERT_EQ(0, mshare_region_info(fd, &info));
 		ASSERT_EQ(size, info.size);
 		if (INJECT(unlinkat(self->dirfd, self->name, 0))) {
 			ASSERT_NOMEM("unlink");
@@ -459,7 +459,7 @@ TEST_F_TIMEOUT(inject, create_mapping, 600)
 	char *p;
 	int i;
 
-	fd = region_make(self->dirfd, self->name, 0, 0600, self->align);
+	fd = mshare_region_create(self->dirfd, self->name, 0600, self->align);
 	ASSERT_LE(0, fd);
 	/* Each object maps its own part of its file. */
 	backing[K_MEMFD] = memfd_sized("inject", 0, ITERS * OBJ);
@@ -481,16 +481,16 @@ TEST_F_TIMEOUT(inject, create_mapping, 600)
 			    (huge ? MAP_HUGETLB : 0);
 		long ret;
 
-		objs = fdinfo_long(fd, "objects");
-		ret = INJECT(mshare_create(fd, i * STEP, size,
-					   backing[k] < 0 ? 0 : i * OBJ, RW,
-					   flags, backing[k]));
+		objs = mshare_fdinfo_value(fd, "objects");
+		ret = INJECT(create_mapping(fd, i * STEP, size,
+					    backing[k] < 0 ? 0 : i * OBJ, RW,
+					    flags, backing[k]));
 		if (ret) {
 			ASSERT_NOMEM(kind_name[k]);
-			ASSERT_EQ(objs, fdinfo_long(fd, "objects"));
+			ASSERT_EQ(objs, mshare_fdinfo_value(fd, "objects"));
 			continue;
 		}
-		ASSERT_EQ(objs + 1, fdinfo_long(fd, "objects"));
+		ASSERT_EQ(objs + 1, mshare_fdinfo_value(fd, "objects"));
 		present |= 1UL << i;
 	}
 
@@ -509,13 +509,13 @@ TEST_F_TIMEOUT(inject, create_mapping, 600)
 	for (i = 0; i < ITERS; i++) {
 		if (!(present & (1UL << i)))
 			continue;
-		objs = fdinfo_long(fd, "objects");
+		objs = mshare_fdinfo_value(fd, "objects");
 		if (INJECT(mshare_unmap(fd, i * STEP, STEP))) {
 			ASSERT_NOMEM("MSHAREFS_UNMAP");
-			ASSERT_EQ(objs, fdinfo_long(fd, "objects"));
+			ASSERT_EQ(objs, mshare_fdinfo_value(fd, "objects"));
 			ASSERT_EQ(0, mshare_unmap(fd, i * STEP, STEP));
 		}
-		ASSERT_EQ(objs - 1, fdinfo_long(fd, "objects"));
+		ASSERT_EQ(objs - 1, mshare_fdinfo_value(fd, "objects"));
 	}
 	for (i = 0; i < NR_KINDS; i++)
 		if (backing[i] >= 0)
@@ -531,12 +531,12 @@ TEST_F_TIMEOUT(inject, create_mapping, 600)
  */
 static int filled_region(FIXTURE_DATA(inject) *self)
 {
-	int fd = region_make(self->dirfd, self->name, 0, 0600, self->align);
+	int fd = mshare_region_create(self->dirfd, self->name, 0600, self->align);
 	char *p;
 
 	if (fd < 0)
 		return -1;
-	if (mshare_create(fd, 0, OBJ, 0, RW, ANON, -1))
+	if (create_mapping(fd, 0, OBJ, 0, RW, ANON, -1))
 		goto fail;
 	p = mmap(NULL, self->align, RW, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
@@ -560,25 +560,25 @@ TEST_F_TIMEOUT(inject, attach, 600)
 	fd = filled_region(self);
 	ASSERT_LE(0, fd);
 	for (i = 0; i < ITERS; i++) {
-		att = fdinfo_long(fd, "attachments");
+		att = mshare_fdinfo_value(fd, "attachments");
 		p = (char *)INJECT(mmap(NULL, self->align, RW, MAP_SHARED,
 					fd, 0));
 		if (p == MAP_FAILED) {
 			ASSERT_NOMEM("attach");
-			ASSERT_EQ(att, fdinfo_long(fd, "attachments"));
+			ASSERT_EQ(att, mshare_fdinfo_value(fd, "attachments"));
 			continue;
 		}
-		ASSERT_EQ(att + 1, fdinfo_long(fd, "attachments"));
+		ASSERT_EQ(att + 1, mshare_fdinfo_value(fd, "attachments"));
 		/* A fault that links the tables, one that allocates a page. */
 		off = PG * (1 + i % (OBJ / PG - 1));
 		ASSERT_EQ(0, fill_injected(self, p + off, PG, 7, off));
 		ASSERT_PATTERN(p, PG, 7);
 		if (INJECT(munmap(p, self->align))) {
 			ASSERT_NOMEM("detach");
-			ASSERT_EQ(att + 1, fdinfo_long(fd, "attachments"));
+			ASSERT_EQ(att + 1, mshare_fdinfo_value(fd, "attachments"));
 			ASSERT_EQ(0, munmap(p, self->align));
 		}
-		ASSERT_EQ(att, fdinfo_long(fd, "attachments"));
+		ASSERT_EQ(att, mshare_fdinfo_value(fd, "attachments"));
 	}
 	close(fd);
 	ASSERT_EQ(0, unlinkat(self->dirfd, self->name, 0));
@@ -608,9 +608,9 @@ TEST_F_TIMEOUT(inject, fork, 600)
 			continue;
 		}
 		ASSERT_EQ(0, wait_exit(pid));
-		ASSERT_EQ(1, fdinfo_long(fd, "attachments"));
+		ASSERT_EQ(1, mshare_fdinfo_value(fd, "attachments"));
 	}
-	ASSERT_EQ(1, fdinfo_long(fd, "attachments"));
+	ASSERT_EQ(1, mshare_fdinfo_value(fd, "attachments"));
 	ASSERT_EQ(0, munmap(p, self->align));
 	close(fd);
 	ASSERT_EQ(0, unlinkat(self->dirfd, self->name, 0));
@@ -624,12 +624,12 @@ TEST_F_TIMEOUT(inject, fault, 600)
 	int i, fd, memfd;
 	char *p, *buf;
 
-	fd = region_make(self->dirfd, self->name, 0, 0600, self->align);
+	fd = mshare_region_create(self->dirfd, self->name, 0600, self->align);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, mshare_create(fd, 0, len, 0, RW, ANON, -1));
+	ASSERT_EQ(0, create_mapping(fd, 0, len, 0, RW, ANON, -1));
 	memfd = memfd_sized("inject-fault", 0, len);
 	ASSERT_LE(0, memfd);
-	ASSERT_EQ(0, mshare_create(fd, len, len, 0, RW, FILEMAP, memfd));
+	ASSERT_EQ(0, create_mapping(fd, len, len, 0, RW, FILEMAP, memfd));
 	p = mmap(NULL, self->align, RW, MAP_SHARED, fd, 0);
 	ASSERT_MAPS(p, p);
 	buf = malloc(len);

@@ -124,8 +124,8 @@ FIXTURE_SETUP(khugepaged)
 	ASSERT_NE(0UL, self->align);
 	snprintf(self->path, sizeof(self->path), MSHARE_DIR "/khugepaged-%d",
 		 getpid());
-	self->fd = region_make(AT_FDCWD, self->path, O_CLOEXEC, 0600,
-			       self->align);
+	self->fd = mshare_region_create(AT_FDCWD, self->path, 0600,
+					self->align);
 	ASSERT_LE(0, self->fd);
 }
 
@@ -153,9 +153,9 @@ TEST_F(khugepaged, collapses_in_region_not_through_attachment)
 	int waited;
 
 	ASSERT_EQ(0, write_setting(SHMEM_ENABLED, "never"));
-	ASSERT_EQ(0, mshare_create(self->fd, 0, OBJ, 0,
-				   PROT_READ | PROT_WRITE,
-				   MAP_SHARED | MAP_FIXED | MAP_ANONYMOUS, -1));
+	ASSERT_EQ(0, create_mapping(self->fd, 0, OBJ, 0,
+				    PROT_READ | PROT_WRITE,
+				    MAP_SHARED | MAP_FIXED | MAP_ANONYMOUS, -1));
 	p = mmap(NULL, a, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, 0);
 	ASSERT_NE(MAP_FAILED, p);
 	for (off = 0; off < OBJ; off += PG)

@@ -255,7 +255,7 @@ FIXTURE_SETUP(mm)
 		SKIP(return, "msharefs is not mounted on " MSHARE_DIR);
 	snprintf(self->path, sizeof(self->path), MSHARE_DIR "/mm-%d-%d",
 		 getpid(), seq++);
-	self->fd = region_make(AT_FDCWD, self->path, O_CLOEXEC, 0600, A);
+	self->fd = mshare_region_create(AT_FDCWD, self->path, 0600, A);
 	ASSERT_LE(0, self->fd) TH_LOG("%s: %s", self->path, strerror(errno));
 }
 
@@ -272,14 +272,9 @@ FIXTURE_TEARDOWN_PARENT(mm)
 	unlink_tagged(MSHARE_DIR, "mm", self->pid);
 }
 
-static char *attach(int fd)
-{
-	return mmap(NULL, A, RW, MAP_SHARED, fd, 0);
-}
-
 static int create_anon(int fd, __u64 roff, __u64 size)
 {
-	return mshare_create(fd, roff, size, 0, RW, ANON, -1);
+	return create_mapping(fd, roff, size, 0, RW, ANON, -1);
 }
 
 /*
@@ -353,7 +348,7 @@ static int cg_touch(void *arg)
 	if (FAILED(!write_str(path, pid)) ||
 	    FAILED(!set_oom_adj(getpid(), 0)))
 		return 2;
-	p = attach(t->fd);
+	p = mshare_attach(t->fd, NULL, RW, 0);
 	if (FAILED(p != MAP_FAILED))
 		return 3;
 	tag_pages(p, t->size, t->seed);
@@ -416,7 +411,7 @@ TEST_F_TIMEOUT(mm, memcg_not_charged_to_toucher, 120)
 	ASSERT_EQ(0, cg_event(self, "oom_kill"));
 
 	/* Still there: the data, read by a process of another cgroup. */
-	ASSERT_MAPS(p, attach(self->fd));
+	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
 	ASSERT_EQ(-1, tag_mismatch(p, t.size, t.seed));
 	ASSERT_OK(munmap(p, A));
 
@@ -445,7 +440,7 @@ TEST_F_TIMEOUT(mm, memcg_oom_in_cgroup, 120)
 	/* A region of the small cgroup: sized by a task in it. */
 	region_drop(self);
 	ASSERT_OK(cg_join(self->cgroup));
-	self->fd = region_make(AT_FDCWD, self->path, O_CLOEXEC, 0600, A);
+	self->fd = mshare_region_create(AT_FDCWD, self->path, 0600, A);
 	ASSERT_OK(cg_join(CGROOT));
 	ASSERT_LE(0, self->fd) TH_LOG("%s: %s", self->path, strerror(errno));
 	ASSERT_OK(create_anon(self->fd, 0, 256 * MIB));
@@ -467,7 +462,7 @@ TEST_F_TIMEOUT(mm, memcg_oom_in_cgroup, 120)
 	ASSERT_LE((long)(48 * MIB), cur);
 
 	/* What it wrote before the limit is there. */
-	ASSERT_MAPS(p, attach(self->fd));
+	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
 	ASSERT_EQ(-1, tag_mismatch(p, 16 * MIB, t.seed));
 	ASSERT_OK(munmap(p, A));
 
@@ -493,7 +488,7 @@ static int idle(void *arg)
 	if (FAILED(!set_oom_adj(getpid(), 0)))
 		return 2;
 	if (i->fd >= 0) {
-		p = attach(i->fd);
+		p = mshare_attach(i->fd, NULL, RW, 0);
 		if (FAILED(p != MAP_FAILED))
 			return 3;
 		/* Link the region: the badness must not depend on it. */
@@ -536,7 +531,7 @@ TEST_F_TIMEOUT(mm, oom_score_counts_region, 120)
 	ASSERT_LT(0, toucher);
 	ASSERT_EQ(0, wait_exit(toucher));
 	ASSERT_LE(512 * MIB - RSS_SLACK,
-		  (unsigned long)fdinfo_long(self->fd, "rss"));
+		  (unsigned long)mshare_fdinfo_value(self->fd, "rss"));
 
 	ASSERT_OK(pipe(pfd));
 	with.ready = without.ready = pfd[1];
@@ -565,7 +560,7 @@ TEST_F_TIMEOUT(mm, oom_score_counts_region, 120)
 	ASSERT_LE(want * 9 / 10, s_with - s_without);
 	ASSERT_GE(want + 10, s_with - s_without);
 
-	ASSERT_MAPS(p, attach(self->fd));
+	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
 	ASSERT_EQ(-1, tag_mismatch(p, t.size, t.seed));
 	ASSERT_OK(munmap(p, A));
 }
@@ -597,7 +592,7 @@ static int hog(void *arg)
 	if (FAILED(p != MAP_FAILED))
 		return 3;
 	tag_pages(p, BALLAST, 1);
-	p = attach(h->fd);
+	p = mshare_attach(h->fd, NULL, RW, 0);
 	if (FAILED(p != MAP_FAILED))
 		return 3;
 	p += h->roff;
@@ -674,10 +669,10 @@ TEST_F_TIMEOUT(mm, oom_guest_wide, 900)
 	TH_LOG("%d of %d hogs killed, %zu MiB each, MemAvailable %ld kB",
 	       killed, HOGS, each / MIB, base);
 	ASSERT_LE(1, killed);
-	ASSERT_LE((long)total * (long)KIB / 2, fdinfo_long(self->fd, "rss"));
+	ASSERT_LE((long)total * (long)KIB / 2, mshare_fdinfo_value(self->fd, "rss"));
 
 	/* The pages the victims wrote first are intact. */
-	ASSERT_MAPS(p, attach(self->fd));
+	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
 	for (i = 0; i < HOGS; i++)
 		ASSERT_EQ(-1, tag_mismatch(p + h[i].roff, 16 * MIB, h[i].seed));
 	ASSERT_OK(munmap(p, A));
@@ -706,7 +701,7 @@ TEST_F(mm, thp_shmem_pmd)
 
 	ASSERT_OK(set_knob(self, THP_SHMEM, "always\n"));
 	ASSERT_OK(create_anon(self->fd, roff, size));
-	ASSERT_MAPS(p, attach(self->fd));
+	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
 	/* Advice on the object is advice on the region's object. */
 	ASSERT_OK(madvise(p + roff, size, MADV_HUGEPAGE));
 	ASSERT_FAILS(ENOMEM, madvise(p, A, MADV_HUGEPAGE));
@@ -717,9 +712,9 @@ TEST_F(mm, thp_shmem_pmd)
 	TH_LOG("ShmemPmdMapped %ld kB, Rss %ld kB", pmd, rss);
 	ASSERT_LT(0, pmd);
 	ASSERT_EQ((long)(size / KIB), rss);
-	ASSERT_NEAR(size, fdinfo_long(self->fd, "rss"), RSS_SLACK);
+	ASSERT_NEAR(size, mshare_fdinfo_value(self->fd, "rss"), RSS_SLACK);
 
-	ASSERT_MAPS(q, attach(self->fd));
+	ASSERT_MAPS(q, mshare_attach(self->fd, NULL, RW, 0));
 	ASSERT_NE(p, q);
 	ASSERT_PATTERN(q + roff, size, 11);
 	ASSERT_EQ(pmd, smaps_kb(q, "ShmemPmdMapped"));
@@ -737,13 +732,13 @@ TEST_F(mm, hugetlb_anon)
 	long shared, private;
 	char *p, *q;
 
-	ASSERT_OK(mshare_create(self->fd, roff, size, 0, RW, ANON_HUGE, -1));
-	ASSERT_MAPS(p, attach(self->fd));
-	ASSERT_MAPS(q, attach(self->fd));
+	ASSERT_OK(create_mapping(self->fd, roff, size, 0, RW, ANON_HUGE, -1));
+	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
+	ASSERT_MAPS(q, mshare_attach(self->fd, NULL, RW, 0));
 	fill(p + roff, size, 13);
 	ASSERT_PATTERN(q + roff, size, 13);
 
-	ASSERT_NEAR(size, fdinfo_long(self->fd, "rss"), RSS_SLACK);
+	ASSERT_NEAR(size, mshare_fdinfo_value(self->fd, "rss"), RSS_SLACK);
 	shared = smaps_kb(p, "Shared_Hugetlb");
 	private = smaps_kb(p, "Private_Hugetlb");
 	TH_LOG("Shared_Hugetlb %ld kB, Private_Hugetlb %ld kB", shared,
@@ -763,9 +758,9 @@ TEST_F(mm, hugetlb_smaps_shared)
 	const size_t size = 2 * HPAGE;
 	char *p, *q;
 
-	ASSERT_OK(mshare_create(self->fd, roff, size, 0, RW, ANON_HUGE, -1));
-	ASSERT_MAPS(p, attach(self->fd));
-	ASSERT_MAPS(q, attach(self->fd));
+	ASSERT_OK(create_mapping(self->fd, roff, size, 0, RW, ANON_HUGE, -1));
+	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
+	ASSERT_MAPS(q, mshare_attach(self->fd, NULL, RW, 0));
 	fill(p + roff, size, 14);
 	ASSERT_PATTERN(q + roff, size, 14);
 	ASSERT_EQ((long)(size / KIB), smaps_kb(p, "Shared_Hugetlb"));
@@ -802,13 +797,13 @@ TEST_F_TIMEOUT(mm, swap_pageout, 60)
 	ASSERT_EQ(0, zram_swap_on(self))
 		TH_LOG("zram swap: %s", strerror(errno));
 	ASSERT_OK(create_anon(self->fd, 0, size));
-	ASSERT_MAPS(p, attach(self->fd));
+	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
 	fill(p, size, 15);
 	used0 = swap_used_kb();
-	rss0 = fdinfo_long(self->fd, "rss");
+	rss0 = mshare_fdinfo_value(self->fd, "rss");
 	ASSERT_OK(madvise(p, size, MADV_PAGEOUT));
 	used1 = swap_used_kb();
-	rss1 = fdinfo_long(self->fd, "rss");
+	rss1 = mshare_fdinfo_value(self->fd, "rss");
 	TH_LOG("swap used %ld -> %ld kB, mshare-rss %ld -> %ld", used0,
 	       used1, rss0, rss1);
 	ASSERT_LE(used0 + (long)(16 * KIB), used1);
@@ -817,9 +812,9 @@ TEST_F_TIMEOUT(mm, swap_pageout, 60)
 	ASSERT_LE((long)(16 * MIB), smaps_kb(p, "Swap") * (long)KIB);
 	ASSERT_OK(munmap(p, A));
 
-	ASSERT_MAPS(q, attach(self->fd));
+	ASSERT_MAPS(q, mshare_attach(self->fd, NULL, RW, 0));
 	ASSERT_PATTERN(q, size, 15);
-	ASSERT_NEAR(size, fdinfo_long(self->fd, "rss"), RSS_SLACK);
+	ASSERT_NEAR(size, mshare_fdinfo_value(self->fd, "rss"), RSS_SLACK);
 	ASSERT_EQ((long)(size / KIB), smaps_kb(q, "Rss"));
 	ASSERT_EQ(0, smaps_kb(q, "Swap"));
 	ASSERT_OK(munmap(q, A));
@@ -917,7 +912,7 @@ static int sharer_sees(void *arg)
 	struct sharer *s = arg;
 	size_t n = s->size / PG, k;
 	uint64_t *pfn = calloc(n, sizeof(*pfn));
-	char *p = attach(s->fd);
+	char *p = mshare_attach(s->fd, NULL, RW, 0);
 
 	if (FAILED(pfn != NULL) || FAILED(p != MAP_FAILED))
 		return 1;
@@ -978,8 +973,8 @@ TEST_F_TIMEOUT(mm, compaction, 120)
 	seen = calloc(n, sizeof(*seen));
 	ASSERT_TRUE(before && after && seen);
 	ASSERT_OK(create_anon(self->fd, 0, 2 * size));
-	ASSERT_MAPS(p, attach(self->fd));
-	ASSERT_MAPS(q, attach(self->fd));
+	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
+	ASSERT_MAPS(q, mshare_attach(self->fd, NULL, RW, 0));
 	ASSERT_OK(fragmented_fault(p, 2 * size, 29));
 	ASSERT_OK(pfns(p, n, before));
 	for (k = 0; k < n; k++)
@@ -1050,7 +1045,7 @@ TEST_F(mm, numa_migrate_move_pages)
 
 	ASSERT_TRUE(have_node1());
 	ASSERT_OK(create_anon(self->fd, 0, size));
-	ASSERT_MAPS(p, attach(self->fd));
+	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
 	fill(p, size, 40);
 
 	ret = syscall(__NR_migrate_pages, 0, 8 * sizeof(long), &from, &to);
@@ -1090,7 +1085,7 @@ TEST_F(mm, numa_mbind)
 
 	ASSERT_TRUE(have_node1());
 	ASSERT_OK(create_anon(self->fd, 0, size));
-	ASSERT_MAPS(p, attach(self->fd));
+	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
 	fill(p, size, 41);
 	snprintf(want, sizeof(want), "%lx-%lx ", (unsigned long)p,
 		 (unsigned long)p + A);
@@ -1178,7 +1173,7 @@ TEST_F_TIMEOUT(mm, numa_balancing, 90)
 				   "1000\n"));
 	}
 	ASSERT_OK(create_anon(self->fd, 0, size));
-	ASSERT_MAPS(p, attach(self->fd));
+	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
 	mfd = memfd_sized("numa", MFD_CLOEXEC, size);
 	ASSERT_LE(0, mfd);
 	ASSERT_MAPS(m, mmap(NULL, size, RW, MAP_SHARED, mfd, 0));
@@ -1228,7 +1223,7 @@ TEST_F(mm, ksm_madvise_mergeable)
 	char *p;
 
 	ASSERT_OK(create_anon(self->fd, 0, size));
-	ASSERT_MAPS(p, attach(self->fd));
+	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
 	fill(p, size, 60);
 	ASSERT_FAILS(EINVAL, madvise(p, size, MADV_MERGEABLE));
 	ASSERT_FAILS(EINVAL, madvise(p, size, MADV_UNMERGEABLE));
@@ -1259,7 +1254,7 @@ TEST_F_TIMEOUT(mm, ksm_prctl_merge_any, 90)
 	ASSERT_OK(set_knob(self, KSM_SLEEP, "10\n"));
 	ASSERT_OK(set_knob(self, KSM_RUN, "1\n"));
 	ASSERT_OK(create_anon(self->fd, 0, size));
-	ASSERT_MAPS(p, attach(self->fd));
+	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
 	ASSERT_MAPS(priv, mmap(NULL, size, RW, MAP_PRIVATE | MAP_ANONYMOUS,
 			       -1, 0));
 	ASSERT_OK(madvise(priv, size, MADV_NOHUGEPAGE));
@@ -1331,7 +1326,7 @@ TEST_F(mm, uffd_register)
 	ASSERT_LE(0, ufd) TH_LOG("userfaultfd: %s", strerror(errno));
 	ASSERT_OK(ioctl(ufd, UFFDIO_API, &api));
 	ASSERT_OK(create_anon(self->fd, 0, size));
-	ASSERT_MAPS(p, attach(self->fd));
+	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
 	fill(p, size, 70);
 
 	reg.range.start = (unsigned long)p;
@@ -1427,7 +1422,7 @@ static void make_dump_region(struct __test_metadata *_metadata,
 	ASSERT_OK(set_knob(self, CORE_PATTERN, "/tmp/core.%p\n"));
 	ASSERT_OK(create_anon(self->fd, 0, OBJ1));
 	ASSERT_OK(create_anon(self->fd, OBJ2_OFF, OBJ2));
-	ASSERT_MAPS(*p, attach(self->fd));
+	ASSERT_MAPS(*p, mshare_attach(self->fd, NULL, RW, 0));
 	fill(*p, OBJ1, 80);
 	fill(*p + OBJ2_OFF, OBJ2, 81);
 }
@@ -1504,7 +1499,7 @@ TEST_F(mm, proc_smaps)
 	char *p, *q;
 
 	ASSERT_OK(create_anon(self->fd, 0, size));
-	ASSERT_MAPS(p, attach(self->fd));
+	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
 	fill(p, size, 90);
 
 	ASSERT_OK(proc_line("maps", p, line, sizeof(line)));
@@ -1514,9 +1509,9 @@ TEST_F(mm, proc_smaps)
 	ASSERT_EQ((long)(size / KIB), smaps_kb(p, "Pss"));
 	ASSERT_EQ((long)(size / KIB), smaps_kb(p, "Private_Dirty"));
 	ASSERT_LT(0, smaps_kb(p, "MsharePTE"));
-	rollup0 = proc_kb("/proc/self/smaps_rollup", "Rss");
+	rollup0 = mshare_proc_value("/proc/self/smaps_rollup", "Rss");
 
-	ASSERT_MAPS(q, attach(self->fd));
+	ASSERT_MAPS(q, mshare_attach(self->fd, NULL, RW, 0));
 	ASSERT_PATTERN(q, size, 90);
 	rss = smaps_kb(p, "Rss");
 	pss = smaps_kb(p, "Pss");
@@ -1529,18 +1524,18 @@ TEST_F(mm, proc_smaps)
 	ASSERT_EQ(0, smaps_kb(p, "Private_Dirty"));
 	ASSERT_LT(0, smaps_kb(q, "MsharePTE"));
 
-	rollup1 = proc_kb("/proc/self/smaps_rollup", "Rss");
+	rollup1 = mshare_proc_value("/proc/self/smaps_rollup", "Rss");
 	TH_LOG("smaps_rollup Rss %ld -> %ld kB", rollup0, rollup1);
 	ASSERT_LE(rollup0 + (long)(size / KIB) - 64, rollup1);
 
-	mpte = proc_kb("/proc/self/status", "VmMsharePTE");
-	pte = proc_kb("/proc/self/status", "VmPTE");
+	mpte = mshare_proc_value("/proc/self/status", "VmMsharePTE");
+	pte = mshare_proc_value("/proc/self/status", "VmPTE");
 	TH_LOG("VmMsharePTE %ld kB, VmPTE %ld kB", mpte, pte);
 	ASSERT_LT(0, mpte);
 	ASSERT_GT(200, pte);
 	ASSERT_OK(munmap(q, A));
 	ASSERT_OK(munmap(p, A));
-	ASSERT_EQ(0, proc_kb("/proc/self/status", "VmMsharePTE"));
+	ASSERT_EQ(0, mshare_proc_value("/proc/self/status", "VmMsharePTE"));
 }
 
 /* pagemap, numa_maps and mincore see the region's pages. */
@@ -1555,7 +1550,7 @@ TEST_F(mm, proc_pagemap_numa_maps_mincore)
 	int fd;
 
 	ASSERT_OK(create_anon(self->fd, 0, size));
-	ASSERT_MAPS(p, attach(self->fd));
+	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
 	fill(p, size / 2, 91);
 
 	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);

@@ -116,7 +116,7 @@ static void region_setup(struct __test_metadata *_metadata, struct region *r)
 		SKIP(return, "msharefs is not mounted on " MSHARE_DIR);
 	snprintf(r->path, sizeof(r->path), MSHARE_DIR "/ops-%d-%d",
 		 getpid(), seq++);
-	r->fd = region_make(AT_FDCWD, r->path, O_CLOEXEC, 0600, A);
+	r->fd = mshare_region_create(AT_FDCWD, r->path, 0600, A);
 	ASSERT_LE(0, r->fd) TH_LOG("creating %s: %s", r->path,
 				   strerror(errno));
 }
@@ -145,12 +145,7 @@ static void ops_cleanup(pid_t pid)
 
 static int create_anon(int fd, __u64 roff, __u64 size, __u32 prot)
 {
-	return mshare_create(fd, roff, size, 0, prot, ANON, -1);
-}
-
-static char *attach(int fd, int prot)
-{
-	return mmap(NULL, A, prot, MAP_SHARED, fd, 0);
+	return create_mapping(fd, roff, size, 0, prot, ANON, -1);
 }
 
 /*
@@ -348,7 +343,7 @@ static int peer_run(void *arg)
 
 	if (FAILED(fd >= 0))
 		return 2;
-	p = attach(fd, pr->write ? RW : PROT_READ);
+	p = mshare_attach(fd, NULL, pr->write ? RW : PROT_READ, 0);
 	if (FAILED(p != MAP_FAILED) || FAILED(p != pr->avoid))
 		return 2;
 	if (pr->write) {
@@ -432,7 +427,7 @@ TEST_F(fdinfo, empty_region)
 	close(rfd);
 	snprintf(self->r.path, sizeof(self->r.path), MSHARE_DIR "/ops-%d-%d",
 		 getpid(), seq++);
-	rfd = region_make(AT_FDCWD, self->r.path, O_CLOEXEC, 0600, 0);
+	rfd = mshare_region_create(AT_FDCWD, self->r.path, 0600, 0);
 	ASSERT_LE(0, rfd);
 	unlink(self->r.path);
 	ASSERT_FDINFO(rfd, &fi);
@@ -458,16 +453,16 @@ TEST_F(fdinfo, objects)
 	ASSERT_LE(0, rfd);
 
 	/* Created out of order: listed in offset order. */
-	ASSERT_OK(mshare_create(fd, 16 * MIB, 2 * PG, PG, RW, FILEMAP, dfd));
+	ASSERT_OK(create_mapping(fd, 16 * MIB, 2 * PG, PG, RW, FILEMAP, dfd));
 	ASSERT_OK(create_anon(fd, 0, 4 * PG, RW));
-	ASSERT_OK(mshare_create(fd, 8 * MIB, 3 * PG, PG, PROT_READ, FILEMAP,
-				mfd));
-	ASSERT_OK(mshare_create(fd, 32 * MIB, PG, 3 * PG, PROT_READ, FILEMAP,
-				rfd));
+	ASSERT_OK(create_mapping(fd, 8 * MIB, 3 * PG, PG, PROT_READ, FILEMAP,
+				 mfd));
+	ASSERT_OK(create_mapping(fd, 32 * MIB, PG, 3 * PG, PROT_READ, FILEMAP,
+				 rfd));
 	ASSERT_OK(create_anon(fd, A - PG, PG, PROT_NONE));
 	if (huge)
-		ASSERT_OK(mshare_create(fd, 2 * MIB, HPAGE, 0, RW,
-					ANON | MAP_HUGETLB, -1));
+		ASSERT_OK(create_mapping(fd, 2 * MIB, HPAGE, 0, RW,
+					 ANON | MAP_HUGETLB, -1));
 
 	ASSERT_FDINFO(fd, &fi);
 	ASSERT_EQ(huge ? 6L : 5L, fi.objects);
@@ -487,7 +482,7 @@ TEST_F(fdinfo, objects)
 	ASSERT_EQ(0L, fi.rss);
 	ASSERT_EQ(0UL, fi.start);
 
-	ASSERT_MAPS(p, attach(fd, RW));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	ASSERT_FDINFO(fd, &fi);
 	ASSERT_EQ((unsigned long)p, fi.start);
 	ASSERT_EQ(1L, fi.attachments);
@@ -527,9 +522,9 @@ TEST_F(fdinfo, memfd_path)
 	mfd = memfd_sized("ops", 0, 2 * PG);
 	ASSERT_LE(0, mfd);
 	ASSERT_EQ(1, pwrite(mfd, "m", 1, PG));
-	ASSERT_OK(mshare_create(fd, 0, PG, PG, RW, FILEMAP, mfd));
+	ASSERT_OK(create_mapping(fd, 0, PG, PG, RW, FILEMAP, mfd));
 	ASSERT_OK(create_anon(fd, MIB, 2 * PG, PROT_READ));
-	ASSERT_MAPS(p, attach(fd, RW));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	ASSERT_EQ('m', p[0]);
 	ASSERT_EQ(0, peer_write(&self->r, p, 1, 'n'));
 	ASSERT_EQ(1, pread(mfd, p + 2, 1, PG + 1) == 1 && p[2] == 'n');
@@ -553,7 +548,7 @@ static int child_counts(void *arg)
 	struct fdinfo fi;
 	char *p;
 
-	p = attach(c->r->fd, PROT_READ);
+	p = mshare_attach(c->r->fd, NULL, PROT_READ, 0);
 	if (FAILED(p != MAP_FAILED))
 		return 2;
 	if (FAILED(fdinfo_get(c->r->fd, &fi) == 0))
@@ -577,8 +572,8 @@ TEST_F(fdinfo, attachments)
 	char *p, *q;
 
 	ASSERT_OK(create_anon(fd, 0, PG, RW));
-	ASSERT_MAPS(p, attach(fd, RW));
-	ASSERT_MAPS(q, attach(fd, PROT_READ));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
+	ASSERT_MAPS(q, mshare_attach(fd, NULL, PROT_READ, 0));
 	ASSERT_NE(p, q);
 	fill(p, PG, 4);
 	ASSERT_PATTERN(q, PG, 4);
@@ -613,8 +608,8 @@ TEST_F(fdinfo, rss_and_pgtables)
 
 	ASSERT_OK(create_anon(fd, 0, size, RW));
 	ASSERT_OK(create_anon(fd, GIB, size, RW));
-	ASSERT_MAPS(p, attach(fd, RW));
-	ASSERT_MAPS(q, attach(fd, RW));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
+	ASSERT_MAPS(q, mshare_attach(fd, NULL, RW, 0));
 	ASSERT_FDINFO(fd, &fi);
 	ASSERT_EQ(0L, fi.rss);
 	/* The PUD table only. */
@@ -656,8 +651,8 @@ TEST_F(madv, dontneed)
 	char *p, *q;
 
 	ASSERT_OK(create_anon(fd, 0, size, RW));
-	ASSERT_MAPS(p, attach(fd, RW));
-	ASSERT_MAPS(q, attach(fd, RW));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
+	ASSERT_MAPS(q, mshare_attach(fd, NULL, RW, 0));
 	fill_pages(p, size, 6);
 	fill(p, 4 * PG, 6);
 	ASSERT_RSS(fd, size);
@@ -688,8 +683,8 @@ TEST_F(madv, remove)
 	char *p, *q, *r, *s;
 
 	ASSERT_OK(create_anon(fd, 0, size, RW));
-	ASSERT_MAPS(p, attach(fd, RW));
-	ASSERT_MAPS(q, attach(fd, RW));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
+	ASSERT_MAPS(q, mshare_attach(fd, NULL, RW, 0));
 	fill_pages(p, size, 7);
 	fill(p + half - 2 * PG, 4 * PG, 8);
 	ASSERT_RSS(fd, size);
@@ -701,8 +696,8 @@ TEST_F(madv, remove)
 	 */
 	rfd = open(self->r.path, O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, rfd);
-	ASSERT_MAPS(r, attach(rfd, PROT_READ));
-	ASSERT_MAPS(s, attach(fd, PROT_READ));
+	ASSERT_MAPS(r, mshare_attach(rfd, NULL, PROT_READ, 0));
+	ASSERT_MAPS(s, mshare_attach(fd, NULL, PROT_READ, 0));
 	ASSERT_FAILS(EPERM, madvise(r + half, half, MADV_REMOVE));
 	ASSERT_FAILS(EACCES, madvise(s + half, half, MADV_REMOVE));
 	ASSERT_RSS(fd, size);
@@ -793,7 +788,7 @@ static void *race_map(void *arg)
 
 	while (!rr->stop) {
 		if (rr->maps % 8 == 7)
-			m = attach(rr->r->fd, RW);
+			m = mshare_attach(rr->r->fd, NULL, RW, 0);
 		else
 			m = mmap(NULL, PG, RW, MAP_PRIVATE | MAP_ANONYMOUS,
 				 -1, 0);
@@ -819,9 +814,9 @@ TEST_F_TIMEOUT(madv, remove_vs_write_no_deadlock, 120)
 
 	rr.mfd = memfd_sized("ops-race", 0, RACE_PAGES * PG);
 	ASSERT_LE(0, rr.mfd);
-	ASSERT_OK(mshare_create(fd, 0, RACE_PAGES * PG, 0, RW, FILEMAP,
-				rr.mfd));
-	ASSERT_MAPS(p, attach(fd, RW));
+	ASSERT_OK(create_mapping(fd, 0, RACE_PAGES * PG, 0, RW, FILEMAP,
+				 rr.mfd));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	rr.p = p;
 	fill(p, RACE_PAGES * PG, 42);
 
@@ -859,7 +854,7 @@ TEST_F(madv, free_refused)
 	char *p;
 
 	ASSERT_OK(create_anon(fd, 0, BIG, RW));
-	ASSERT_MAPS(p, attach(fd, RW));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	fill_pages(p, BIG, 8);
 	fill(p, 4 * PG, 8);
 	/* Objects are shared memory, which MADV_FREE does not apply to. */
@@ -893,8 +888,8 @@ TEST_F(madv, hints)
 	char *p, *q;
 
 	ASSERT_OK(create_anon(fd, 0, size, RW));
-	ASSERT_MAPS(p, attach(fd, RW));
-	ASSERT_MAPS(q, attach(fd, PROT_READ));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
+	ASSERT_MAPS(q, mshare_attach(fd, NULL, PROT_READ, 0));
 	fill(p, size, 9);
 	for (i = 0; i < ARRAY_SIZE(ok); i++) {
 		errno = 0;
@@ -928,9 +923,9 @@ TEST_F(madv, pageout_file)
 	ASSERT_OK(sched_setaffinity(0, sizeof(cpu), &cpu));
 	dfd = disk_file(disk, size, 10, O_RDWR);
 	ASSERT_LE(0, dfd);
-	ASSERT_OK(mshare_create(fd, 0, size, 0, RW, FILEMAP, dfd));
-	ASSERT_MAPS(p, attach(fd, RW));
-	ASSERT_MAPS(q, attach(fd, RW));
+	ASSERT_OK(create_mapping(fd, 0, size, 0, RW, FILEMAP, dfd));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
+	ASSERT_MAPS(q, mshare_attach(fd, NULL, RW, 0));
 	ASSERT_PAGES(p, size, 10);
 	ASSERT_RSS(fd, size);
 
@@ -958,7 +953,7 @@ TEST_F(madv, pageout_anon)
 
 	/* No swap in the test guest: the advice is taken, the data stays. */
 	ASSERT_OK(create_anon(fd, 0, size, RW));
-	ASSERT_MAPS(p, attach(fd, RW));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	fill(p, size, 11);
 	ASSERT_OK(madvise(p, size, MADV_PAGEOUT));
 	ASSERT_EQ(0, peer_check(&self->r, p, 0, size, 11));
@@ -975,11 +970,11 @@ TEST_F(madv, populate)
 	ASSERT_OK(create_anon(fd, 0, size, RW));
 	ASSERT_OK(create_anon(fd, o2, size, RW));
 	ASSERT_OK(create_anon(fd, o3, PG, PROT_READ));
-	ASSERT_MAPS(p, attach(fd, RW));
-	ASSERT_MAPS(q, attach(fd, RW));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
+	ASSERT_MAPS(q, mshare_attach(fd, NULL, RW, 0));
 	rfd = open(self->r.path, O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, rfd);
-	ASSERT_MAPS(r, attach(rfd, PROT_READ));
+	ASSERT_MAPS(r, mshare_attach(rfd, NULL, PROT_READ, 0));
 	ASSERT_EQ(0L, region_rss(fd));
 
 	ASSERT_OK(madvise(p, size, MADV_POPULATE_READ));
@@ -1044,7 +1039,7 @@ TEST_F(madv, dontfork)
 	char *p;
 
 	ASSERT_OK(create_anon(fd, 0, PG, RW));
-	ASSERT_MAPS(p, attach(fd, RW));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	fill(p, PG, 40);
 	t.p = p;
 	t.val = pat(40, 0);
@@ -1090,7 +1085,7 @@ TEST_F(madv, refused)
 	char *p;
 
 	ASSERT_OK(create_anon(fd, 0, 4 * PG, RW));
-	ASSERT_MAPS(p, attach(fd, RW));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	fill(p, 4 * PG, 14);
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		ASSERT_FAILS_MSG(EINVAL, madvise(p, 4 * PG, bad[i].advice),
@@ -1114,7 +1109,7 @@ TEST_F(madv, holes)
 
 	ASSERT_OK(create_anon(fd, 0, size, RW));
 	ASSERT_OK(create_anon(fd, o2, size, RW));
-	ASSERT_MAPS(p, attach(fd, RW));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	fill_pages(p, size, 15);
 	fill_pages(p + o2, size, 16);
 	ASSERT_RSS(fd, 2 * size);
@@ -1151,8 +1146,8 @@ TEST_F(mprot, read_only_range)
 	char *p, *q;
 
 	ASSERT_OK(create_anon(fd, 0, size, RW));
-	ASSERT_MAPS(p, attach(fd, RW));
-	ASSERT_MAPS(q, attach(fd, RW));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
+	ASSERT_MAPS(q, mshare_attach(fd, NULL, RW, 0));
 	/* Populated writable first: the change must reach existing entries. */
 	fill(p, size, 17);
 
@@ -1192,8 +1187,8 @@ TEST_F(mprot, none)
 	char *p, *q;
 
 	ASSERT_OK(create_anon(fd, 0, size, RW));
-	ASSERT_MAPS(p, attach(fd, RW));
-	ASSERT_MAPS(q, attach(fd, RW));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
+	ASSERT_MAPS(q, mshare_attach(fd, NULL, RW, 0));
 	fill(p, size, 18);
 
 	ASSERT_OK(mprotect(p, size, PROT_NONE));
@@ -1222,13 +1217,13 @@ TEST_F(mprot, read_only_attachment)
 	char *p, *r, *s;
 
 	ASSERT_OK(create_anon(fd, 0, 2 * PG, RW));
-	ASSERT_MAPS(p, attach(fd, RW));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	fill(p, 2 * PG, 19);
 
 	/* Region open read-only: no change at all, not even less access. */
 	rfd = open(self->r.path, O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, rfd);
-	ASSERT_MAPS(r, attach(rfd, PROT_READ));
+	ASSERT_MAPS(r, mshare_attach(rfd, NULL, PROT_READ, 0));
 	ASSERT_FAILS(EACCES, mprotect(r, PG, RW));
 	ASSERT_FAILS(EACCES, mprotect(r, PG, PROT_WRITE));
 	ASSERT_FAILS(EACCES, mprotect(r, PG, PROT_READ));
@@ -1241,7 +1236,7 @@ TEST_F(mprot, read_only_attachment)
 	 * A read-only attachment of a region open for writing changes the
 	 * objects for everyone, but still cannot write itself.
 	 */
-	ASSERT_MAPS(s, attach(fd, PROT_READ));
+	ASSERT_MAPS(s, mshare_attach(fd, NULL, PROT_READ, 0));
 	ASSERT_OK(mprotect(p, 2 * PG, PROT_READ));
 	ASSERT_STREQ("r--", obj_prot(fd, 0));
 	ASSERT_OK(mprotect(s, 2 * PG, RW));
@@ -1262,7 +1257,7 @@ TEST_F(mprot, exec)
 	char *p;
 
 	ASSERT_OK(create_anon(fd, 0, PG, RW));
-	ASSERT_MAPS(p, attach(fd, RW));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	p[0] = 'E';
 	ASSERT_FAILS(EACCES, mprotect(p, PG, PROT_EXEC));
 	ASSERT_FAILS(EACCES, mprotect(p, PG, PROT_READ | PROT_EXEC));
@@ -1286,9 +1281,9 @@ TEST_F(mprot, read_only_backing)
 	ASSERT_LE(0, rfd);
 	dfd = disk_file(disk, PG, 20, O_RDONLY);
 	ASSERT_LE(0, dfd);
-	ASSERT_OK(mshare_create(fd, 0, PG, 0, PROT_READ, FILEMAP, rfd));
-	ASSERT_OK(mshare_create(fd, PG, PG, 0, PROT_READ, FILEMAP, dfd));
-	ASSERT_MAPS(p, attach(fd, RW));
+	ASSERT_OK(create_mapping(fd, 0, PG, 0, PROT_READ, FILEMAP, rfd));
+	ASSERT_OK(create_mapping(fd, PG, PG, 0, PROT_READ, FILEMAP, dfd));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 
 	/* The backing's open mode still rules. */
 	ASSERT_FAILS(EACCES, mprotect(p, PG, RW));
@@ -1320,7 +1315,7 @@ TEST_F(mprot, holes)
 
 	ASSERT_OK(create_anon(fd, 0, 4 * PG, RW));
 	ASSERT_OK(create_anon(fd, 8 * PG, 4 * PG, RW));
-	ASSERT_MAPS(p, attach(fd, RW));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	fill(p, 4 * PG, 21);
 
 	/* Starting in a hole: nothing changes. */
@@ -1347,8 +1342,8 @@ TEST_F(mprot, hugetlb)
 
 	if (meminfo_kb("HugePages_Free") < 1)
 		SKIP(return, "no free 2 MiB huge page");
-	ASSERT_OK(mshare_create(fd, 0, HPAGE, 0, RW, ANON | MAP_HUGETLB, -1));
-	ASSERT_MAPS(p, attach(fd, RW));
+	ASSERT_OK(create_mapping(fd, 0, HPAGE, 0, RW, ANON | MAP_HUGETLB, -1));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	fill(p, HPAGE, 22);
 	/* Huge pages cannot be split. */
 	ASSERT_FAILS(EINVAL, mprotect(p + PG, PG, PROT_READ));
@@ -1374,14 +1369,14 @@ TEST_F(mlock, populates_and_locks)
 	char *p, *q;
 
 	ASSERT_OK(create_anon(fd, 0, size, RW));
-	ASSERT_MAPS(p, attach(fd, RW));
-	ASSERT_MAPS(q, attach(fd, RW));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
+	ASSERT_MAPS(q, mshare_attach(fd, NULL, RW, 0));
 	ASSERT_EQ(0L, region_rss(fd));
 
 	ASSERT_OK(mlock(p, size));
 	ASSERT_RSS(fd, size);
 	/* Locked in the region, not counted as this process's. */
-	ASSERT_EQ(0L, proc_kb("/proc/self/status", "VmLck"));
+	ASSERT_EQ(0L, mshare_proc_value("/proc/self/status", "VmLck"));
 	/* Locked for every sharer: the pages cannot be dropped. */
 	ASSERT_FAILS(EINVAL, madvise(q, size, MADV_DONTNEED));
 	ASSERT_FAILS(EINVAL, madvise(q, size, MADV_PAGEOUT));
@@ -1416,7 +1411,7 @@ TEST_F(mlock, outlives_the_locker)
 	char *p;
 
 	ASSERT_OK(create_anon(fd, 0, 8 * PG, RW));
-	ASSERT_MAPS(p, attach(fd, RW));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	fill(p, 8 * PG, 24);
 	/* As a thread's mlock() stays after the thread exits. */
 	ASSERT_EQ(0, run_child(child_mlocks, p));
@@ -1434,7 +1429,7 @@ TEST_F(mlock, onfault)
 	char *p;
 
 	ASSERT_OK(create_anon(fd, 0, size, RW));
-	ASSERT_MAPS(p, attach(fd, RW));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	ASSERT_OK(mlock2(p, size, MLOCK_ONFAULT));
 	/* Locked (for everyone), but populated only where touched. */
 	ASSERT_FAILS(EINVAL, madvise(p, size, MADV_DONTNEED));
@@ -1455,7 +1450,7 @@ TEST_F(mlock, holes)
 
 	ASSERT_OK(create_anon(fd, 0, 4 * PG, RW));
 	ASSERT_OK(create_anon(fd, 8 * PG, 4 * PG, RW));
-	ASSERT_MAPS(p, attach(fd, RW));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	ASSERT_FAILS(ENOMEM, mlock(p, 12 * PG));
 	ASSERT_FAILS(ENOMEM, mlock(p + 4 * PG, PG));
 	ASSERT_FAILS(ENOMEM, mlock(p, A));
@@ -1500,7 +1495,7 @@ TEST_F(mlock, mlockall)
 	char *p;
 
 	ASSERT_OK(create_anon(fd, 0, BIG, RW));
-	ASSERT_MAPS(p, attach(fd, RW));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	ASSERT_EQ(0, run_child(child_mlockall, &m));
 	/* munlockall() unlocked the region again. */
 	ASSERT_OK(madvise(p, BIG, MADV_DONTNEED));
@@ -1518,7 +1513,7 @@ TEST_F(mlock, mlockall_after_hole)
 	/* Every object gets locked, so every object must be made resident. */
 	ASSERT_OK(create_anon(fd, 0, BIG, RW));
 	ASSERT_OK(create_anon(fd, GIB, BIG, RW));
-	ASSERT_MAPS(p, attach(fd, RW));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	ASSERT_EQ(0, run_child(child_mlockall, &m));
 	ASSERT_OK(madvise(p + GIB, BIG, MADV_DONTNEED));
 	ASSERT_EQ(0, peer_check_pages(&self->r, p, GIB, BIG, ZERO));
@@ -1539,12 +1534,12 @@ TEST_F(sync, file_object)
 	dfd = disk_file(disk, size, 25, O_RDWR);
 	ASSERT_LE(0, dfd);
 	ASSERT_OK(create_anon(fd, 0, 4 * PG, RW));
-	ASSERT_OK(mshare_create(fd, MIB, size, 0, RW, FILEMAP, dfd));
-	ASSERT_MAPS(p, attach(fd, RW));
-	ASSERT_MAPS(q, attach(fd, RW));
+	ASSERT_OK(create_mapping(fd, MIB, size, 0, RW, FILEMAP, dfd));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
+	ASSERT_MAPS(q, mshare_attach(fd, NULL, RW, 0));
 	rfd = open(self->r.path, O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, rfd);
-	ASSERT_MAPS(r, attach(rfd, PROT_READ));
+	ASSERT_MAPS(r, mshare_attach(rfd, NULL, PROT_READ, 0));
 	ASSERT_PATTERN(q + MIB, size, 25);
 
 	fill(p + MIB, size, 26);
@@ -1587,7 +1582,7 @@ TEST_F(sync, no_file_objects)
 	/* Nothing to write back is no error. */
 	ASSERT_OK(fsync(fd));
 	ASSERT_OK(create_anon(fd, 0, PG, RW));
-	ASSERT_MAPS(p, attach(fd, RW));
+	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	p[0] = 'S';
 	ASSERT_OK(msync(p, PG, MS_SYNC));
 	ASSERT_OK(msync(p, A, MS_SYNC | MS_INVALIDATE));

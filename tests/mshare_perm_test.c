@@ -100,13 +100,13 @@ static int make_a_regions(void *arg)
 	if (FAILED(become_user(UID_A, UID_A) == 0))
 		return 1;
 	umask(022);
-	fd = region_make(AT_FDCWD, self->a_path, 0, 0600, self->align);
-	ufd = region_make(AT_FDCWD, self->b_path, 0, 0600, 0);
+	fd = mshare_region_create(AT_FDCWD, self->a_path, 0600, self->align);
+	ufd = mshare_region_create(AT_FDCWD, self->b_path, 0600, 0);
 	if (FAILED(fd >= 0) || FAILED(ufd >= 0))
 		return 1;
-	if (FAILED(mshare_create(fd, 0, OBJ_SIZE, 0, PROT_READ | PROT_WRITE,
-				 MAP_SHARED | MAP_FIXED | MAP_ANONYMOUS,
-				 -1) == 0))
+	if (FAILED(create_mapping(fd, 0, OBJ_SIZE, 0, PROT_READ | PROT_WRITE,
+				  MAP_SHARED | MAP_FIXED | MAP_ANONYMOUS,
+				  -1) == 0))
 		return 1;
 	p = mmap(NULL, self->align, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 		 0);
@@ -156,7 +156,7 @@ static void assert_untouched(struct __test_metadata *_metadata,
 	ASSERT_EQ((off_t)size, st.st_size);
 	fd = open(path, O_RDONLY);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, read_info(fd, &info));
+	ASSERT_EQ(0, mshare_region_info(fd, &info));
 	ASSERT_EQ((__u64)size, info.size);
 	if (size) {
 		p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
@@ -206,10 +206,10 @@ static int other_user(void *arg)
 		    FAILED(failed_with(open(proc, O_RDONLY), EACCES)) ||
 		    FAILED(mmap(NULL, self->align, PROT_READ, MAP_SHARED,
 				pfd, 0) == MAP_FAILED && errno == EBADF) ||
-		    FAILED(failed_with(mshare_create(pfd, 0, PG, 0,
-					PROT_READ | PROT_WRITE,
-					MAP_SHARED | MAP_FIXED |
-					MAP_ANONYMOUS, -1), EBADF)) ||
+		    FAILED(failed_with(create_mapping(pfd, 0, PG, 0,
+						      PROT_READ | PROT_WRITE,
+						      MAP_SHARED | MAP_FIXED |
+						      MAP_ANONYMOUS, -1), EBADF)) ||
 		    FAILED(failed_with(mshare_unmap(pfd, 0, PG), EBADF)) ||
 		    FAILED(failed_with(ftruncate(pfd, self->align), EBADF)) ||
 		    FAILED(failed_with(fallocate(pfd, 0, 0, self->align),
@@ -221,7 +221,7 @@ static int other_user(void *arg)
 
 	/* Nor can B replace A's region with one of its own. */
 	snprintf(mine, sizeof(mine), "%s-b-own", self->a_path);
-	fd = region_make(AT_FDCWD, mine, 0, 0600, 0);
+	fd = mshare_region_create(AT_FDCWD, mine, 0600, 0);
 	if (FAILED(fd >= 0))
 		return 1;
 	close(fd);
@@ -316,7 +316,7 @@ TEST_F(perm, root_is_as_on_tmpfs)
 	ASSERT_NE(MAP_FAILED, p);
 	ASSERT_EQ(-1L, obj_mismatch(p, OBJ_SIZE));
 	p[0] = 'r';
-	ASSERT_EQ(0, read_info(fd, &info));
+	ASSERT_EQ(0, mshare_region_info(fd, &info));
 	ASSERT_EQ((__u64)self->align, info.size);
 	p[0] = obj_pat(0);
 	ASSERT_EQ(0, munmap(p, self->align));
@@ -473,10 +473,10 @@ TEST_F(perm, readonly_attachment_cannot_write)
 
 	/* The region file itself, opened read-only. */
 	ASSERT_FAILS(EBADF, mshare_unmap(fd, 0, OBJ_SIZE));
-	ASSERT_FAILS(EBADF, mshare_create(fd, OBJ_SIZE, PG, 0,
-					  PROT_READ | PROT_WRITE,
-					  MAP_SHARED | MAP_FIXED |
-					  MAP_ANONYMOUS, -1));
+	ASSERT_FAILS(EBADF, create_mapping(fd, OBJ_SIZE, PG, 0,
+					   PROT_READ | PROT_WRITE,
+					   MAP_SHARED | MAP_FIXED |
+					   MAP_ANONYMOUS, -1));
 	ASSERT_FAILS(EBADF, write(fd, buf, 16));
 	ASSERT_FAILS(EINVAL, ftruncate(fd, 2 * self->align));
 	ASSERT_FAILS(EBADF, fallocate(fd, FALLOC_FL_PUNCH_HOLE |
@@ -535,11 +535,11 @@ static int instance_region(const char *dir, const char *name,
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = region_make(AT_FDCWD, path, O_CLOEXEC, 0600, size);
+	fd = mshare_region_create(AT_FDCWD, path, 0600, size);
 	if (fd < 0)
 		return -1;
-	if (mshare_create(fd, 0, OBJ_SIZE, 0, PROT_READ | PROT_WRITE,
-			  MAP_SHARED | MAP_FIXED | MAP_ANONYMOUS, -1))
+	if (create_mapping(fd, 0, OBJ_SIZE, 0, PROT_READ | PROT_WRITE,
+			   MAP_SHARED | MAP_FIXED | MAP_ANONYMOUS, -1))
 		return -1;
 	*p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (*p == MAP_FAILED)
@@ -580,17 +580,17 @@ TEST_F(instances, are_independent)
 	ASSERT_EQ('2', m2[OBJ_SIZE - 1]);
 
 	/* An object in one is not in the other. */
-	ASSERT_EQ(0, mshare_create(fd2, a, PG, 0, PROT_READ | PROT_WRITE,
-				   MAP_SHARED | MAP_FIXED | MAP_ANONYMOUS,
-				   -1));
+	ASSERT_EQ(0, create_mapping(fd2, a, PG, 0, PROT_READ | PROT_WRITE,
+				    MAP_SHARED | MAP_FIXED | MAP_ANONYMOUS,
+				    -1));
 	m2[a] = 'x';
 	ASSERT_EQ(0, mshare_unmap(fd1, 0, OBJ_SIZE));
 	ASSERT_EQ(SEGV, run_child(do_store, m1));
 	ASSERT_EQ('2', m2[0]);
 
 	/* A region of one instance is no backing for the other. */
-	ASSERT_FAILS(EINVAL, mshare_create(fd1, 0, PG, 0, PROT_READ,
-					   MAP_SHARED | MAP_FIXED, fd2));
+	ASSERT_FAILS(EINVAL, create_mapping(fd1, 0, PG, 0, PROT_READ,
+					    MAP_SHARED | MAP_FIXED, fd2));
 
 	/* The attached instance cannot go away; then it can. */
 	ASSERT_FAILS(EBUSY, umount(self->dir));

@@ -70,14 +70,7 @@ static void region_path(char *buf, size_t len, const char *tag)
 static int place(int fd, unsigned long off, unsigned long size, int prot,
 		 int backing)
 {
-	return mshare_create(fd, off, size, 0, prot,
-			     MAP_SHARED | MAP_FIXED |
-			     (backing < 0 ? MAP_ANONYMOUS : 0), backing);
-}
-
-static void *attach(int fd, unsigned long size, int prot)
-{
-	return mmap(NULL, size, prot, MAP_SHARED, fd, 0);
+	return mshare_map(fd, off, size, prot, 0, backing, 0);
 }
 
 /*
@@ -126,7 +119,7 @@ static long vmpte_kb(pid_t pid)
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	return proc_kb(path, "VmPTE");
+	return mshare_proc_value(path, "VmPTE");
 }
 
 static double now_sec(void)
@@ -229,8 +222,8 @@ FIXTURE_SETUP(region)
 	self->align = read_align();
 	ASSERT_NE(0UL, self->align);
 	region_path(self->path, sizeof(self->path), "r");
-	self->fd = region_make(AT_FDCWD, self->path, 0, 0600,
-			       self->align);
+	self->fd = mshare_region_create(AT_FDCWD, self->path, 0600,
+					self->align);
 	ASSERT_LE(0, self->fd) TH_LOG("%s: %s", self->path, strerror(errno));
 }
 
@@ -411,7 +404,7 @@ TEST_F_TIMEOUT(region, page_tables_are_shared, 900)
 	/* One 1 GiB object, populated through our own attachment. */
 	ASSERT_EQ(0, place(self->fd, 0, PT_OBJECT, PROT_READ | PROT_WRITE, -1))
 		TH_LOG("create: %s", strerror(errno));
-	p = attach(self->fd, self->align, PROT_READ | PROT_WRITE);
+	p = mshare_attach(self->fd, NULL, PROT_READ | PROT_WRITE, 0);
 	ASSERT_NE(MAP_FAILED, p) TH_LOG("attach: %s", strerror(errno));
 	t = now_sec();
 	fill_pages(p, PT_OBJECT);
@@ -671,8 +664,8 @@ static pid_t tlb_fork_reader(struct tlb_ctl *ctl, int id, const char *path,
 		fd = open(path, id == 2 ? O_RDONLY : O_RDWR);
 		if (fd < 0)
 			_exit(12);
-		base = attach(fd, size, id == 2 ? PROT_READ :
-						  PROT_READ | PROT_WRITE);
+		base = mshare_attach(fd, NULL, id == 2 ? PROT_READ :
+				     PROT_READ | PROT_WRITE, 0);
 		if (base == MAP_FAILED || base == inherited)
 			_exit(13);
 		close(fd);
@@ -707,7 +700,7 @@ static void tlb_run(struct __test_metadata *_metadata, int rfd,
 	/* Generation 1 in the replaced pages, a mark in the others. */
 	ASSERT_EQ(0, place(rfd, 0, TLB_OBJ_PAGES * PAGE,
 			   PROT_READ | PROT_WRITE, -1));
-	w = attach(rfd, size, PROT_READ | PROT_WRITE);
+	w = mshare_attach(rfd, NULL, PROT_READ | PROT_WRITE, 0);
 	ASSERT_NE(MAP_FAILED, w);
 	for (pg = 0; pg < TLB_OBJ_PAGES; pg++)
 		*(volatile uint64_t *)(w + pg * PAGE) =
@@ -860,11 +853,11 @@ FIXTURE_SETUP(attached)
 	self->align = read_align();
 	ASSERT_NE(0UL, self->align);
 	region_path(self->path, sizeof(self->path), "a");
-	self->fd = region_make(AT_FDCWD, self->path, 0, 0600,
-			       self->align);
+	self->fd = mshare_region_create(AT_FDCWD, self->path, 0600,
+					self->align);
 	ASSERT_LE(0, self->fd) TH_LOG("%s: %s", self->path, strerror(errno));
 	ASSERT_EQ(0, place(self->fd, 0, OBJ_SIZE, PROT_READ | PROT_WRITE, -1));
-	self->p = attach(self->fd, self->align, PROT_READ | PROT_WRITE);
+	self->p = mshare_attach(self->fd, NULL, PROT_READ | PROT_WRITE, 0);
 	ASSERT_NE(MAP_FAILED, self->p);
 	w = (uint64_t *)self->p;
 	for (i = 0; i < OBJ_WORDS; i++)
@@ -918,7 +911,7 @@ static void assert_intact(struct __test_metadata *_metadata,
 		fd = open(self->path, O_RDONLY);
 		if (fd < 0)
 			_exit(2);
-		q = attach(fd, self->align, PROT_READ);
+		q = mshare_attach(fd, NULL, PROT_READ, 0);
 		if (q == MAP_FAILED || q == self->p)
 			_exit(3);
 		_exit(obj_bad_words(q) ? 4 : 0);
@@ -1163,7 +1156,7 @@ TEST_F(attached, mlock_locks_region)
 
 	CHECK(mlock(p, PAGE), 0);
 	CHECK(mlock(p, OBJ_SIZE), 0);
-	EXPECT_EQ(0, proc_kb("/proc/self/status", "VmLck"));
+	EXPECT_EQ(0, mshare_proc_value("/proc/self/status", "VmLck"));
 	/* Locked pages cannot be dropped: MADV_DONTNEED refuses them. */
 	CHECK(madvise(p, OBJ_SIZE, MADV_DONTNEED), EINVAL);
 	CHECK(mlock(p, self->align), ENOMEM);
@@ -1742,7 +1735,7 @@ TEST_F(attached, odirect_cannot_write_read_only)
 	/* A second, read-only attachment of the same object. */
 	rofd = open(self->path, O_RDONLY);
 	ASSERT_LE(0, rofd);
-	q = attach(rofd, self->align, PROT_READ);
+	q = mshare_attach(rofd, NULL, PROT_READ, 0);
 	ASSERT_NE(MAP_FAILED, q);
 	close(rofd);
 	ASSERT_EQ(0UL, obj_bad_words(q));
@@ -1807,7 +1800,7 @@ static int leak_child(const char *path, unsigned long size)
 
 	if (fd < 0)
 		return 2;
-	p = attach(fd, size, PROT_READ);
+	p = mshare_attach(fd, NULL, PROT_READ, 0);
 	if (p == MAP_FAILED)
 		return 3;
 	bad = check_pages(p, LEAK_OBJECT) ? 4 : 0;
@@ -1826,10 +1819,10 @@ static void leak_cycle(struct __test_metadata *_metadata, unsigned long align)
 
 	shmem = meminfo_exact_kb("Shmem");
 	region_path(path, sizeof(path), "leak");
-	fd = region_make(AT_FDCWD, path, 0, 0600, align);
+	fd = mshare_region_create(AT_FDCWD, path, 0600, align);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, place(fd, 0, LEAK_OBJECT, PROT_READ | PROT_WRITE, -1));
-	p = attach(fd, align, PROT_READ | PROT_WRITE);
+	p = mshare_attach(fd, NULL, PROT_READ | PROT_WRITE, 0);
 	ASSERT_NE(MAP_FAILED, p);
 	fill_pages(p, LEAK_OBJECT);
 	/* The measurements can see the region's memory. */

@@ -2,8 +2,13 @@
 /*
  * What the msharefs tests share: includes, paths, fallback definitions for
  * older libc headers, the errno and mapping assertions, the data patterns,
- * and small helpers for regions, objects, child processes and /proc
- * numbers. Include it instead of kselftest_harness.h.
+ * and small helpers for objects, child processes and /proc numbers.
+ * Include it instead of kselftest_harness.h.
+ *
+ * Regions are made, opened, attached and inspected with libmshare
+ * (lib/mshare.h), like any program would; only what tests the kernel's
+ * interface byte by byte goes around it (create_mapping() sends any
+ * struct mshare_create, open(2) and mmap(2) take any flags).
  */
 #ifndef MSHARE_TEST_H
 #define MSHARE_TEST_H
@@ -36,6 +41,7 @@
 #include <linux/msharefs.h>
 
 #include "kselftest_harness.h"
+#include "mshare.h"
 
 /*
  * The TEST_F wrapper of this harness reads its "child" variable after the
@@ -51,7 +57,7 @@
 #endif
 
 #ifndef MSHARE_MAGIC
-#define MSHARE_MAGIC		0x4d534852
+#define MSHARE_MAGIC		MSHARE_FS_MAGIC
 #endif
 #ifndef MAP_SHARED_VALIDATE
 #define MAP_SHARED_VALIDATE	0x03
@@ -245,7 +251,7 @@ static inline unsigned long read_align_at(int dirfd, const char *name)
 /* The alignment of the instance on /sys/fs/mshare; 0 if unreadable. */
 static inline unsigned long read_align(void)
 {
-	return read_align_at(AT_FDCWD, INFO_PATH);
+	return mshare_alignment(MSHARE_DIR);
 }
 
 static inline bool is_msharefs(const char *path)
@@ -253,32 +259,6 @@ static inline bool is_msharefs(const char *path)
 	struct statfs sfs;
 
 	return !statfs(path, &sfs) && sfs.f_type == MSHARE_MAGIC;
-}
-
-/*
- * The value of "@key:" in a /proc file of "key: value kB" lines, without
- * allocating (page-table numbers must not move because we measure them).
- * -1 if missing.
- */
-static inline long proc_kb(const char *path, const char *key)
-{
-	static char buf[16384];
-	size_t klen = strlen(key);
-	ssize_t n, len = 0;
-	char *p;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0)
-		return -1;
-	while (len < (ssize_t)sizeof(buf) - 1 &&
-	       (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
-		len += n;
-	close(fd);
-	buf[len] = '\0';
-	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, key, klen) && p[klen] == ':')
-			return strtol(p + klen + 1, NULL, 10);
-	return -1;
 }
 
 /*
@@ -316,7 +296,7 @@ static inline long smaps_field(const char *file, void *addr, const char *key)
 /* A /proc/meminfo field in KiB, or -1. */
 static inline long meminfo_kb(const char *key)
 {
-	return proc_kb("/proc/meminfo", key);
+	return mshare_proc_value("/proc/meminfo", key);
 }
 
 /*
@@ -417,35 +397,13 @@ static inline void shrink_slabs(void)
 /* ---- regions and objects ------------------------------------------------ */
 
 /*
- * Create region @name under @dirfd with O_RDWR | O_CREAT | O_EXCL and
- * @flags, and give it @size unless that is 0. Its fd, or -1 (and no
- * region) on error.
+ * MSHAREFS_CREATE_MAPPING with exactly these fields, in the order of struct
+ * mshare_create: an object of @backing (a file, or -1). mshare_map() of
+ * libmshare adds the flags every object needs; the tests of the interface
+ * need to leave them out.
  */
-static inline int region_make(int dirfd, const char *name, int flags,
-			      mode_t mode, unsigned long size)
-{
-	int fd = openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | flags, mode);
-	int err;
-
-	if (fd < 0 || !size || !ftruncate(fd, size))
-		return fd;
-	err = errno;
-	close(fd);
-	unlinkat(dirfd, name, 0);
-	errno = err;
-	return -1;
-}
-
-/* The struct mshare_info of a region fd open for reading: 0 or -1. */
-static inline int read_info(int fd, struct mshare_info *info)
-{
-	memset(info, 0xff, sizeof(*info));
-	return pread(fd, info, sizeof(*info), 0) == sizeof(*info) ? 0 : -1;
-}
-
-/* MSHAREFS_CREATE_MAPPING: an object of @backing (a file, or -1). */
-static inline int mshare_create(int fd, __u64 roff, __u64 size, __u64 off,
-				__u32 prot, __u32 flags, int backing)
+static inline int create_mapping(int fd, __u64 roff, __u64 size, __u64 off,
+				 __u32 prot, __u32 flags, int backing)
 {
 	struct mshare_create mc = {
 		.region_offset	= roff,
@@ -457,23 +415,6 @@ static inline int mshare_create(int fd, __u64 roff, __u64 size, __u64 off,
 	};
 
 	return ioctl(fd, MSHAREFS_CREATE_MAPPING, &mc);
-}
-
-static inline int mshare_unmap(int fd, __u64 roff, __u64 size)
-{
-	struct mshare_unmap mu = { .region_offset = roff, .size = size };
-
-	return ioctl(fd, MSHAREFS_UNMAP, &mu);
-}
-
-/* A decimal "mshare-@key:" line of the fdinfo of region @fd; -1. */
-static inline long fdinfo_long(int fd, const char *key)
-{
-	char path[64], name[64];
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	snprintf(name, sizeof(name), "mshare-%s", key);
-	return proc_kb(path, name);
 }
 
 /* A memfd of @size bytes, or -1. */

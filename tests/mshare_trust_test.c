@@ -330,7 +330,7 @@ FIXTURE_SETUP(trust)
 	ASSERT_EQ(0U, geteuid());
 	snprintf(self->path, sizeof(self->path), MSHARE_DIR "/trust-%d-r",
 		 self->pid);
-	self->fd = region_make(AT_FDCWD, self->path, O_CLOEXEC, 0644, A);
+	self->fd = mshare_region_create(AT_FDCWD, self->path, 0644, A);
 	ASSERT_LE(0, self->fd) TH_LOG("%s: %s", self->path, strerror(errno));
 	/* Whatever the umask: others may open it read-only, and only that. */
 	ASSERT_OK(fchmod(self->fd, 0644));
@@ -423,16 +423,16 @@ struct rctx {
 static void reader_setup(struct __test_metadata *_metadata,
 			 FIXTURE_DATA(trust) *self, struct rctx *c)
 {
-	ASSERT_OK(mshare_create(self->fd, 0, OBJ, 0, RW, ANON, -1));
-	ASSERT_OK(mshare_create(self->fd, SPARE_OFF, SPARE, 0, RW, ANON, -1));
+	ASSERT_OK(create_mapping(self->fd, 0, OBJ, 0, RW, ANON, -1));
+	ASSERT_OK(create_mapping(self->fd, SPARE_OFF, SPARE, 0, RW, ANON, -1));
 	ASSERT_MAPS(self->w, mmap(NULL, A, RW, MAP_SHARED, self->fd, 0));
 	tag_pages(self->w, OBJ, SEED);
 	memset(c, 0, sizeof(*c));
 	c->path = self->path;
 	c->w = self->w;
 	c->wfd = self->fd;
-	c->rss = fdinfo_long(self->fd, "rss");
-	c->objects = fdinfo_long(self->fd, "objects");
+	c->rss = mshare_fdinfo_value(self->fd, "rss");
+	c->objects = mshare_fdinfo_value(self->fd, "objects");
 	ASSERT_EQ(2L, c->objects);
 	ASSERT_LE((long)OBJ, c->rss);
 	c->base = meminfo_exact_kb("Mlocked");
@@ -489,12 +489,12 @@ static bool reader_unchanged(struct rctx *c, const char *what)
 				  what, i);
 			return false;
 		}
-	v = fdinfo_long(c->fd, "rss");
+	v = mshare_fdinfo_value(c->fd, "rss");
 	if (v != c->rss) {
 		CHILD_LOG("after %s: mshare-rss %ld, was %ld", what, v, c->rss);
 		return false;
 	}
-	v = fdinfo_long(c->fd, "objects");
+	v = mshare_fdinfo_value(c->fd, "objects");
 	if (v != c->objects) {
 		CHILD_LOG("after %s: mshare-objects %ld, was %ld", what, v,
 			  c->objects);
@@ -530,20 +530,20 @@ static void owner_unchanged(struct __test_metadata *_metadata,
 	long m;
 
 	ASSERT_EQ(-1L, tag_mismatch(self->w, OBJ, SEED));
-	ASSERT_EQ(c->objects, fdinfo_long(self->fd, "objects"));
+	ASSERT_EQ(c->objects, mshare_fdinfo_value(self->fd, "objects"));
 	/* The test process's own attachment, no reader's left. */
-	ASSERT_EQ(1L, fdinfo_long(self->fd, "attachments"));
+	ASSERT_EQ(1L, mshare_fdinfo_value(self->fd, "attachments"));
 	m = meminfo_exact_kb("Mlocked");
 	ASSERT_TRUE(m >= mlocked - MLOCK_SLACK && m <= mlocked + MLOCK_SLACK)
 		TH_LOG("Mlocked %ld kB, was %ld kB", m, mlocked);
 	ASSERT_EQ(0, run_child(store_same, self->w + PG));
 	ASSERT_EQ(0, run_child(store_same, self->w + OBJ - 1));
-	ASSERT_OK(mshare_create(self->fd, NEW_OFF, PG, 0, RW, ANON, -1));
-	ASSERT_EQ(c->objects + 1, fdinfo_long(self->fd, "objects"));
+	ASSERT_OK(create_mapping(self->fd, NEW_OFF, PG, 0, RW, ANON, -1));
+	ASSERT_EQ(c->objects + 1, mshare_fdinfo_value(self->fd, "objects"));
 	self->w[NEW_OFF] = 'n';
 	ASSERT_EQ('n', self->w[NEW_OFF]);
 	ASSERT_OK(mshare_unmap(self->fd, NEW_OFF, PG));
-	ASSERT_EQ(c->objects, fdinfo_long(self->fd, "objects"));
+	ASSERT_EQ(c->objects, mshare_fdinfo_value(self->fd, "objects"));
 	ASSERT_EQ(-1L, tag_mismatch(self->w, OBJ, SEED));
 }
 
@@ -600,7 +600,7 @@ static int reader_reads(void *arg)
 	/* MADV_POPULATE_READ brings the untouched object in, as zeros. */
 	if (FAILED(madvise(c->p + SPARE_OFF, SPARE, MADV_POPULATE_READ) == 0) ||
 	    FAILED(residency_is(c->p + SPARE_OFF, SPARE, 1)) ||
-	    FAILED(fdinfo_long(c->fd, "rss") >= c->rss + (long)SPARE) ||
+	    FAILED(mshare_fdinfo_value(c->fd, "rss") >= c->rss + (long)SPARE) ||
 	    FAILED(mismatch(c->p + SPARE_OFF, SPARE, ZERO) == -1))
 		return 1;
 	return 0;
@@ -726,7 +726,7 @@ static int reader_advises(void *arg)
 			return 1;
 		}
 	if (!reader_unchanged(c, "MADV_RANDOM of every other page") ||
-	    FAILED(fdinfo_long(c->fd, "objects") == 2))
+	    FAILED(mshare_fdinfo_value(c->fd, "objects") == 2))
 		return 1;
 	return 0;
 }
@@ -769,7 +769,7 @@ static int reader_locks(void *arg)
 	if (FAILED(smaps_kb(c->p, "Locked") == 0))
 		return 1;
 	/* If fdinfo tells what the region has locked: nothing. */
-	locked = fdinfo_long(c->fd, "locked");
+	locked = mshare_fdinfo_value(c->fd, "locked");
 	if (FAILED(locked == -1 || locked == 0))
 		return 1;
 	m = peer_ask(&c->pr, 'm');
@@ -795,7 +795,7 @@ TEST_F_TIMEOUT(trust, reader_cannot_lock, 90)
 	owner_unchanged(_metadata, self, &c, c.base);
 	/* Nothing of the region is locked: the writer can drop it. */
 	ASSERT_OK(madvise(self->w, OBJ, MADV_DONTNEED));
-	rss = fdinfo_long(self->fd, "rss");
+	rss = mshare_fdinfo_value(self->fd, "rss");
 	ASSERT_GE((long)(64 * KIB), rss) TH_LOG("mshare-rss %ld", rss);
 	ASSERT_EQ(-1L, tag_mismatch(self->w, OBJ, SEED));
 }
@@ -854,7 +854,7 @@ TEST_F_TIMEOUT(trust, writer_may_change, 90)
 	long base, m, rss;
 	char *w, *q;
 
-	ASSERT_OK(mshare_create(self->fd, 0, OBJ, 0, RW, ANON, -1));
+	ASSERT_OK(create_mapping(self->fd, 0, OBJ, 0, RW, ANON, -1));
 	ASSERT_MAPS(self->w, mmap(NULL, A, RW, MAP_SHARED, self->fd, 0));
 	w = self->w;
 	tag_pages(w, OBJ, SEED);
@@ -869,7 +869,7 @@ TEST_F_TIMEOUT(trust, writer_may_change, 90)
 	/* Advice. */
 	ASSERT_OK(madvise(w, OBJ, MADV_RANDOM));
 	ASSERT_OK(madvise(w, OBJ, MADV_NORMAL));
-	ASSERT_EQ(1L, fdinfo_long(self->fd, "objects"));
+	ASSERT_EQ(1L, mshare_fdinfo_value(self->fd, "objects"));
 
 	/* mlock() locks the object; munlock() unlocks it. */
 	ASSERT_OK(mlock(w, OBJ));
@@ -882,9 +882,9 @@ TEST_F_TIMEOUT(trust, writer_may_change, 90)
 	ASSERT_GE(base + MLOCK_SLACK, m);
 
 	/* MADV_DONTNEED drops what the region maps; the data stays. */
-	ASSERT_LE((long)OBJ, fdinfo_long(self->fd, "rss"));
+	ASSERT_LE((long)OBJ, mshare_fdinfo_value(self->fd, "rss"));
 	ASSERT_OK(madvise(w, OBJ, MADV_DONTNEED));
-	rss = fdinfo_long(self->fd, "rss");
+	rss = mshare_fdinfo_value(self->fd, "rss");
 	ASSERT_GE((long)(64 * KIB), rss) TH_LOG("mshare-rss %ld", rss);
 	ASSERT_EQ(-1L, tag_mismatch(w, OBJ, SEED));
 
@@ -906,7 +906,7 @@ TEST_F_TIMEOUT(trust, writer_may_change, 90)
 	ASSERT_OK(madvise(q, OBJ, MADV_DONTNEED));
 	ASSERT_EQ(-1L, tag_mismatch(q, OBJ, SEED));
 	ASSERT_OK(munmap(q, A));
-	ASSERT_EQ(1L, fdinfo_long(self->fd, "objects"));
+	ASSERT_EQ(1L, mshare_fdinfo_value(self->fd, "objects"));
 }
 
 /* ---- protection keys ---------------------------------------------------- */
@@ -1114,7 +1114,7 @@ TEST_F_TIMEOUT(trust, memlock_charged_to_user, 120)
 	int fd2;
 	char *p;
 
-	ASSERT_OK(mshare_create(self->fd, 0, 4 * MIB, 0, RW, ANON, -1));
+	ASSERT_OK(create_mapping(self->fd, 0, 4 * MIB, 0, RW, ANON, -1));
 	ASSERT_OK(chown(self->path, LOCK_UID, LOCK_UID));
 	base = meminfo_exact_kb("Mlocked");
 	first.pr.hold = hold_second;
@@ -1136,9 +1136,9 @@ TEST_F_TIMEOUT(trust, memlock_charged_to_user, 120)
 	ASSERT_GE(base + MLOCK_SLACK, m);
 
 	snprintf(path2, sizeof(path2), MSHARE_DIR "/trust-%d-lock", self->pid);
-	fd2 = region_make(AT_FDCWD, path2, O_CLOEXEC, 0600, A);
+	fd2 = mshare_region_create(AT_FDCWD, path2, 0600, A);
 	ASSERT_LE(0, fd2) TH_LOG("%s: %s", path2, strerror(errno));
-	ASSERT_OK(mshare_create(fd2, 0, 4 * MIB, 0, RW, ANON, -1));
+	ASSERT_OK(create_mapping(fd2, 0, 4 * MIB, 0, RW, ANON, -1));
 	ASSERT_OK(chown(path2, LOCK_UID, LOCK_UID));
 	first.path = path2;
 	ASSERT_EQ(0, run_child(third_locker, &first));
@@ -1175,7 +1175,7 @@ TEST_F_TIMEOUT(trust, largest_region_costs_no_tables, 90)
 	pt0 = meminfo_exact_kb("PageTables");
 	/* The largest size ftruncate() accepts; EINVAL above it. */
 	for (tries = 0; tries < 16 && size >= A; tries++, size -= A) {
-		fd = region_make(AT_FDCWD, path, O_CLOEXEC, 0600, size);
+		fd = mshare_region_create(AT_FDCWD, path, 0600, size);
 		if (fd >= 0) {
 			found = size;
 			break;
@@ -1190,18 +1190,18 @@ TEST_F_TIMEOUT(trust, largest_region_costs_no_tables, 90)
 	       found / GIB, pt0, pt1);
 	ASSERT_OK(fstat(fd, &st));
 	ASSERT_EQ((off_t)found, st.st_size);
-	ASSERT_EQ(0L, fdinfo_long(fd, "pgtables"));
+	ASSERT_EQ(0L, mshare_fdinfo_value(fd, "pgtables"));
 	ASSERT_GE(pt0 + 64, pt1);
 
 	/* One small object: the tables of its unit, no more. */
-	ASSERT_OK(mshare_create(fd, 0, 4 * PG, 0, RW, ANON, -1));
-	t0 = fdinfo_long(fd, "pgtables");
+	ASSERT_OK(create_mapping(fd, 0, 4 * PG, 0, RW, ANON, -1));
+	t0 = mshare_fdinfo_value(fd, "pgtables");
 	TH_LOG("mshare-pgtables %ld with one object", t0);
 	ASSERT_LT(0L, t0);
 	ASSERT_GE(UNIT_TABLES, t0);
 	/* One in the last unit: that unit's tables too. */
-	ASSERT_OK(mshare_create(fd, found - A, 4 * PG, 0, RW, ANON, -1));
-	t1 = fdinfo_long(fd, "pgtables");
+	ASSERT_OK(create_mapping(fd, found - A, 4 * PG, 0, RW, ANON, -1));
+	t1 = mshare_fdinfo_value(fd, "pgtables");
 	TH_LOG("mshare-pgtables %ld with another in the last unit", t1);
 	ASSERT_LT(t0, t1);
 	ASSERT_GE(2 * UNIT_TABLES, t1);
@@ -1211,13 +1211,13 @@ TEST_F_TIMEOUT(trust, largest_region_costs_no_tables, 90)
 	/* Attached and touched, a 16-unit region costs one unit's tables. */
 	snprintf(path, sizeof(path), MSHARE_DIR "/trust-%d-units", self->pid);
 	pt0 = meminfo_exact_kb("PageTables");
-	fd = region_make(AT_FDCWD, path, O_CLOEXEC, 0600, 16 * A);
+	fd = mshare_region_create(AT_FDCWD, path, 0600, 16 * A);
 	ASSERT_LE(0, fd) TH_LOG("%s: %s", path, strerror(errno));
-	ASSERT_EQ(0L, fdinfo_long(fd, "pgtables"));
-	ASSERT_OK(mshare_create(fd, 15 * A, 4 * PG, 0, RW, ANON, -1));
+	ASSERT_EQ(0L, mshare_fdinfo_value(fd, "pgtables"));
+	ASSERT_OK(create_mapping(fd, 15 * A, 4 * PG, 0, RW, ANON, -1));
 	ASSERT_MAPS(p, mmap(NULL, 16 * A, RW, MAP_SHARED, fd, 0));
 	memset(p + 15 * A, 'x', 4 * PG);
-	t0 = fdinfo_long(fd, "pgtables");
+	t0 = mshare_fdinfo_value(fd, "pgtables");
 	pt1 = meminfo_exact_kb("PageTables");
 	TH_LOG("16 units, one touched: mshare-pgtables %ld, PageTables %ld -> %ld kB",
 	       t0, pt0, pt1);
@@ -1413,9 +1413,9 @@ static int cg_sizer(void *arg)
 
 	if (FAILED(cg_join(j->cg) == 0))
 		return 1;
-	fd = region_make(AT_FDCWD, j->path, 0, 0600, A);
+	fd = mshare_region_create(AT_FDCWD, j->path, 0600, A);
 	if (FAILED(fd >= 0) ||
-	    FAILED(mshare_create(fd, 0, j->size, 0, RW, ANON, -1) == 0))
+	    FAILED(create_mapping(fd, 0, j->size, 0, RW, ANON, -1) == 0))
 		return 1;
 	return 0;
 }
@@ -1551,8 +1551,8 @@ TEST_F_TIMEOUT(trust, memcg_limit_of_sizer_holds, 150)
 static void assert_nothing_placed(struct __test_metadata *_metadata, int fd,
 				  long objects)
 {
-	ASSERT_EQ(objects, fdinfo_long(fd, "objects"));
-	ASSERT_EQ(0L, fdinfo_long(fd, "attachments"));
+	ASSERT_EQ(objects, mshare_fdinfo_value(fd, "objects"));
+	ASSERT_EQ(0L, mshare_fdinfo_value(fd, "attachments"));
 }
 
 TEST_F_TIMEOUT(trust, overlay_is_no_backing, 60)
@@ -1571,13 +1571,13 @@ TEST_F_TIMEOUT(trust, overlay_is_no_backing, 60)
 	ASSERT_EQ(A, read_align_at(AT_FDCWD, path));
 
 	snprintf(path, sizeof(path), "%s/r", m);
-	r = region_make(AT_FDCWD, path, O_CLOEXEC, 0600, A);
+	r = mshare_region_create(AT_FDCWD, path, 0600, A);
 	ASSERT_LE(0, r) TH_LOG("%s: %s", path, strerror(errno));
-	ASSERT_OK(mshare_create(r, 0, 4 * PG, 0, RW, ANON, -1));
+	ASSERT_OK(create_mapping(r, 0, 4 * PG, 0, RW, ANON, -1));
 	rro = open(path, O_RDONLY | O_CLOEXEC);
 	ASSERT_LE(0, rro);
 	snprintf(path, sizeof(path), "%s/r2", m);
-	r2 = region_make(AT_FDCWD, path, O_CLOEXEC, 0600, A);
+	r2 = mshare_region_create(AT_FDCWD, path, 0600, A);
 	ASSERT_LE(0, r2) TH_LOG("%s: %s", path, strerror(errno));
 	assert_nothing_placed(_metadata, r, 1);
 	assert_nothing_placed(_metadata, r2, 0);
@@ -1613,9 +1613,9 @@ TEST_F_TIMEOUT(trust, overlay_is_no_backing, 60)
 		for (i = 0; i < ARRAY_SIZE(target); i++)
 			for (j = 0; j < ARRAY_SIZE(backing); j++) {
 				ASSERT_FAILS_MSG(EINVAL,
-					mshare_create(target[i].fd, MIB, PG, 0,
-						      PROT_READ, FILEMAP,
-						      backing[j].fd),
+					create_mapping(target[i].fd, MIB, PG, 0,
+						       PROT_READ, FILEMAP,
+						       backing[j].fd),
 					": %s as an object of %s",
 					backing[j].what, target[i].what);
 				assert_nothing_placed(_metadata, target[i].fd,
@@ -1665,9 +1665,9 @@ static int userns_child(void *arg)
 	    FAILED(prctl(PR_SET_DUMPABLE, 1) == 0))
 		return 1;
 	snprintf(path, sizeof(path), "%s/u", u->m);
-	fd = region_make(AT_FDCWD, path, O_CLOEXEC, 0600, A);
+	fd = mshare_region_create(AT_FDCWD, path, 0600, A);
 	if (FAILED(fd >= 0) ||
-	    FAILED(mshare_create(fd, 0, 4 * PG, 0, RW, ANON, -1) == 0))
+	    FAILED(create_mapping(fd, 0, 4 * PG, 0, RW, ANON, -1) == 0))
 		return 1;
 
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS)) {
@@ -1691,12 +1691,12 @@ static int userns_child(void *arg)
 	ofd = open(path, O_RDONLY | O_CLOEXEC);
 	if (FAILED(ofd >= 0))
 		return 6;
-	if (FAILED(failed_with(mshare_create(fd, MIB, PG, 0, PROT_READ,
-					     FILEMAP, ofd), EINVAL)) ||
-	    FAILED(failed_with(mshare_create(fd, MIB, PG, 0, PROT_READ,
-					     FILEMAP, fd), EINVAL)) ||
-	    FAILED(fdinfo_long(fd, "objects") == 1) ||
-	    FAILED(fdinfo_long(fd, "attachments") == 0))
+	if (FAILED(failed_with(create_mapping(fd, MIB, PG, 0, PROT_READ,
+					      FILEMAP, ofd), EINVAL)) ||
+	    FAILED(failed_with(create_mapping(fd, MIB, PG, 0, PROT_READ,
+					      FILEMAP, fd), EINVAL)) ||
+	    FAILED(mshare_fdinfo_value(fd, "objects") == 1) ||
+	    FAILED(mshare_fdinfo_value(fd, "attachments") == 0))
 		return 7;
 	close(ofd);
 	if (FAILED(umount(u->o) == 0))
@@ -1859,12 +1859,12 @@ TEST_F_TIMEOUT(trust, oom_score_under_mmap_lock_load, 180)
 	char path[64];
 	pid_t pid;
 
-	ASSERT_OK(mshare_create(self->fd, 0, OOM_OBJ, 0, RW, ANON, -1));
+	ASSERT_OK(create_mapping(self->fd, 0, OOM_OBJ, 0, RW, ANON, -1));
 	ASSERT_MAPS(self->w, mmap(NULL, A, RW, MAP_SHARED, self->fd, 0));
 	ASSERT_OK(madvise(self->w, OOM_OBJ, MADV_POPULATE_WRITE));
 	ASSERT_OK(munmap(self->w, A));
 	self->w = NULL;
-	ASSERT_LE((long)OOM_OBJ, fdinfo_long(self->fd, "rss"));
+	ASSERT_LE((long)OOM_OBJ, mshare_fdinfo_value(self->fd, "rss"));
 
 	ASSERT_OK(pipe(o.up));
 	ASSERT_OK(pipe(o.down));
@@ -1958,8 +1958,8 @@ TEST_F_TIMEOUT(trust, pagemap_over_holes, 90)
 	char *p;
 	int pm;
 
-	ASSERT_OK(mshare_create(self->fd, OBJ1_OFF, OBJ1, 0, RW, ANON, -1));
-	ASSERT_OK(mshare_create(self->fd, OBJ2_OFF, OBJ2, 0, RW, ANON, -1));
+	ASSERT_OK(create_mapping(self->fd, OBJ1_OFF, OBJ1, 0, RW, ANON, -1));
+	ASSERT_OK(create_mapping(self->fd, OBJ2_OFF, OBJ2, 0, RW, ANON, -1));
 	ASSERT_MAPS(self->w, mmap(NULL, A, RW, MAP_SHARED, self->fd, 0));
 	p = self->w;
 	fill(p + OBJ1_OFF, OBJ1, 7);

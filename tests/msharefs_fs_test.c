@@ -100,7 +100,7 @@ static int instance_mount(char *dir, int *root, off_t *align)
 /* Create region @name and open it read-write; -1 on error. */
 static int region_create(int dirfd, const char *name)
 {
-	return region_make(dirfd, name, 0, 0600, 0);
+	return mshare_region_create(dirfd, name, 0600, 0);
 }
 
 static off_t fd_size(int fd)
@@ -557,7 +557,7 @@ TEST_F(msharefs, unlink_region)
 	ASSERT_EQ(0, fstat(fd, &st));
 	ASSERT_EQ(0UL, st.st_nlink);
 	ASSERT_EQ(self->align, st.st_size);
-	ASSERT_EQ(0, read_info(fd, &info));
+	ASSERT_EQ(0, mshare_region_info(fd, &info));
 	ASSERT_EQ(U64(self->align), info.size);
 	close(fd);
 
@@ -692,7 +692,7 @@ TEST_F(msharefs, ftruncate_sets_size)
 	ASSERT_EQ(0, ftruncate(fd, self->align));
 	ASSERT_EQ(self->align, fd_size(fd));
 	ASSERT_EQ(self->align, name_size(self->root, "r"));
-	ASSERT_EQ(0, read_info(fd, &info));
+	ASSERT_EQ(0, mshare_region_info(fd, &info));
 	ASSERT_EQ(U64(self->align), info.size);
 	ASSERT_EQ(U64(0), info.start);
 	close(fd);
@@ -719,7 +719,7 @@ TEST_F(msharefs, ftruncate_zero_when_unsized)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ftruncate(fd, 0));
 	ASSERT_EQ(0, fd_size(fd));
-	ASSERT_EQ(0, read_info(fd, &info));
+	ASSERT_EQ(0, mshare_region_info(fd, &info));
 	ASSERT_EQ(U64(0), info.size);
 	ASSERT_EQ(0, ftruncate(fd, self->align));
 	ASSERT_EQ(self->align, fd_size(fd));
@@ -743,7 +743,7 @@ TEST_F(msharefs, ftruncate_bad_sizes)
 				 ", size %lld", (long long)bad[i]);
 		ASSERT_EQ(0, fd_size(fd));
 	}
-	ASSERT_EQ(0, read_info(fd, &info));
+	ASSERT_EQ(0, mshare_region_info(fd, &info));
 	ASSERT_EQ(U64(0), info.size);
 	close(fd);
 }
@@ -767,7 +767,7 @@ TEST_F(msharefs, size_is_set_once)
 	/* The size it already has is not a change. */
 	ASSERT_EQ(0, ftruncate(fd, a));
 	ASSERT_EQ(a, fd_size(fd));
-	ASSERT_EQ(0, read_info(fd, &info));
+	ASSERT_EQ(0, mshare_region_info(fd, &info));
 	ASSERT_EQ(U64(a), info.size);
 	close(fd);
 }
@@ -801,7 +801,7 @@ TEST_F(msharefs, fallocate_sets_size)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, fallocate(fd, 0, 0, self->align));
 	ASSERT_EQ(self->align, fd_size(fd));
-	ASSERT_EQ(0, read_info(fd, &info));
+	ASSERT_EQ(0, mshare_region_info(fd, &info));
 	ASSERT_EQ(U64(self->align), info.size);
 
 	/* Again the same size is no change; any other size is refused. */
@@ -853,12 +853,12 @@ TEST_F(msharefs, fallocate_bad_args)
 	fd = region_create(self->root, "r");
 	ASSERT_LE(0, fd);
 	check_bad_fallocate(_metadata, fd, self->align, 0);
-	ASSERT_EQ(0, read_info(fd, &info));
+	ASSERT_EQ(0, mshare_region_info(fd, &info));
 	ASSERT_EQ(U64(0), info.size);
 
 	ASSERT_EQ(0, fallocate(fd, 0, 0, self->align));
 	check_bad_fallocate(_metadata, fd, self->align, self->align);
-	ASSERT_EQ(0, read_info(fd, &info));
+	ASSERT_EQ(0, mshare_region_info(fd, &info));
 	ASSERT_EQ(U64(self->align), info.size);
 	close(fd);
 }
@@ -876,7 +876,7 @@ TEST_F(msharefs, readonly_fd_cannot_size)
 	ASSERT_FAILS(EINVAL, ftruncate(fd, self->align));
 	ASSERT_FAILS(EBADF, fallocate(fd, 0, 0, self->align));
 	ASSERT_EQ(0, fd_size(fd));
-	ASSERT_EQ(0, read_info(fd, &info));
+	ASSERT_EQ(0, mshare_region_info(fd, &info));
 	ASSERT_EQ(U64(0), info.size);
 	close(fd);
 }
@@ -970,7 +970,7 @@ TEST_F(msharefs, write_refused)
 	ASSERT_FAILS(EBADF, pwrite(ro, &fake, sizeof(fake), 0));
 
 	ASSERT_EQ(self->align, fd_size(fd));
-	ASSERT_EQ(0, read_info(fd, &info));
+	ASSERT_EQ(0, mshare_region_info(fd, &info));
 	ASSERT_EQ(U64(0), info.start);
 	ASSERT_EQ(U64(self->align), info.size);
 	close(ro);
@@ -999,7 +999,7 @@ TEST_F(msharefs, ioctl_needs_write_access)
 	ASSERT_FAILS(EBADF, ioctl(fd, MSHAREFS_CREATE_MAPPING, &create));
 	ASSERT_FAILS(EBADF, ioctl(fd, MSHAREFS_UNMAP, &unmap));
 	ASSERT_EQ(self->align, fd_size(fd));
-	ASSERT_EQ(0, read_info(fd, &info));
+	ASSERT_EQ(0, mshare_region_info(fd, &info));
 	ASSERT_EQ(U64(0), info.start);
 	ASSERT_EQ(U64(self->align), info.size);
 	close(fd);
@@ -1238,7 +1238,7 @@ static int churn(int root, int n, off_t align)
 
 	for (i = 0; i < n; i++) {
 		snprintf(name, sizeof(name), "r%d", i);
-		fd = region_make(root, name, 0, 0600, align);
+		fd = mshare_region_create(root, name, 0600, align);
 		if (fd < 0)
 			return -1;
 		if (!LEAKED_ON_PURPOSE(i))

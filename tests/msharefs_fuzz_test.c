@@ -322,7 +322,7 @@ static void check_sizes(const char *why)
 	if (fstat(w.rw->fd, &st) || st.st_size != (off_t)w.R.size)
 		bad("after %s: region R has size %lld, not %lu", why,
 		    (long long)st.st_size, w.R.size);
-	if (read_info(w.rw->fd, &info) || info.size != w.R.size ||
+	if (mshare_region_info(w.rw->fd, &info) || info.size != w.R.size ||
 	    info.start != (unsigned long)w.P)
 		bad("after %s: R's mshare_info is {%#llx, %#llx}", why,
 		    (unsigned long long)info.start,
@@ -1005,7 +1005,7 @@ static void new_unsized(void)
 	snprintf(name, 16, "U%lu", w.news);
 	w.U.name = name;
 	w.U.size = 0;
-	w.u->fd = region_make(w.root, name, O_CLOEXEC, 0600, 0);
+	w.u->fd = mshare_region_create(w.root, name, 0600, 0);
 	if (w.u->fd < 0)
 		bad("creating region %s: %s", name, strerror(errno));
 }
@@ -1482,7 +1482,7 @@ static void setup_fds(void)
 	w.R.name = "R";
 	w.R.size = w.A;
 	w.U.name = "U";
-	fd = region_make(w.root, "R", O_CLOEXEC, 0600, w.A);
+	fd = mshare_region_create(w.root, "R", 0600, w.A);
 	w.rw = add_fd("R(rw)", fd, K_REGION, true, true, &w.R);
 	add_fd("R(ro)", openat(w.root, "R", O_RDONLY | O_CLOEXEC), K_REGION,
 	       true, false, &w.R);
@@ -1493,7 +1493,7 @@ static void setup_fds(void)
 	       K_REGION, false, false, &w.R);
 	add_fd("R(O_PATH)", openat(w.root, "R", O_PATH | O_CLOEXEC), K_OPATH,
 	       false, false, NULL);
-	fd = region_make(w.root, "U", O_CLOEXEC, 0600, 0);
+	fd = mshare_region_create(w.root, "U", 0600, 0);
 	w.u = add_fd("U(rw)", fd, K_REGION, true, true, &w.U);
 	add_fd("root", openat(w.root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC),
 	       K_DIR, true, false, NULL);

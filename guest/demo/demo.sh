@@ -1,5 +1,6 @@
 #!/bin/sh
 # make run: what msharefs does, step by step.
+set -eu
 step() { echo; echo "\$ $*"; "$@"; }
 
 step mount -t msharefs
@@ -10,7 +11,7 @@ step truncate -s 512G /sys/fs/mshare/buffers
 step ls -l /sys/fs/mshare
 echo "read(2) of the region: struct mshare_info { start; size; }"
 step od -A d -t u8 /sys/fs/mshare/buffers
-step truncate -s 1099511627776 /sys/fs/mshare/buffers
+! step truncate -s 1099511627776 /sys/fs/mshare/buffers
 echo "(a region's size is set once: the second change fails)"
 step rm /sys/fs/mshare/buffers
 step ls -l /sys/fs/mshare

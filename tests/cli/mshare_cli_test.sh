@@ -1,6 +1,6 @@
 #!/bin/sh
 # The mshare command as a user drives it: every subcommand, its output, its
-# exit status (0 ok, 1 failed, 2 usage) and its messages, including bad
+# exit status (0 ok, 1 failed or bad usage, as util-linux) and its messages, including bad
 # sizes, missing regions, regions of another user (via busybox su) and a
 # second msharefs mount. Prints KTAP. Runs in the guest as root (busybox
 # sh) with msharefs on /sys/fs/mshare; needs hugetlbfs pages for one object.
@@ -8,6 +8,9 @@
 # mshare is $MSHARE, else mshare in $PATH, else next to this script; the
 # helper program (mshare_cli_helper) is next to this script.
 
+# Each test runs as the condition of an if (t below), where set -e does
+# not apply: a failing command there is a result, anywhere else a bug.
+set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 M=${MSHARE:-$(command -v mshare || echo "$here/mshare")}
 H=${MSHARE_CLI_HELPER:-$here/mshare_cli_helper}
@@ -17,7 +20,7 @@ T=/tmp/cli-test
 A=549755813888
 unset MSHARE_MOUNT
 
-PLAN=24
+PLAN=26
 n=0
 
 # sh() for another user: busybox su as root needs no password.
@@ -70,27 +73,27 @@ help_each() {
 }
 
 usage_errors() {
-	r "$M" && rc_is 2 && err_has "expected a command" || return 1
-	r "$M" frobnicate && rc_is 2 && err_has "unknown command 'frobnicate'" ||
+	r "$M" && rc_is 1 && err_has "expected a command" || return 1
+	r "$M" frobnicate && rc_is 1 && err_has "unknown command 'frobnicate'" ||
 		return 1
-	r "$M" ls --frob && rc_is 2 && err_has "Try 'mshare ls --help'" ||
+	r "$M" ls --frob && rc_is 1 && err_has "Try 'mshare ls --help'" ||
 		return 1
-	r "$M" stat && rc_is 2 && err_has "expected one NAME" || return 1
-	r "$M" rm && rc_is 2 || return 1
-	r "$M" run cli-a && rc_is 2 && err_has "expected a command" || return 1
-	r "$M" create && rc_is 2
+	r "$M" stat && rc_is 1 && err_has "expected one NAME" || return 1
+	r "$M" rm && rc_is 1 || return 1
+	r "$M" run cli-a && rc_is 1 && err_has "expected a command" || return 1
+	r "$M" create && rc_is 1
 }
 
 bad_sizes() {
 	for s in 12Q 0 -1 1.5G 99999999999999999999 20000000T 4Kx ""; do
 		r "$M" create cli-x --size "$s"
-		rc_is 2 && err_has "bad size" && absent cli-x || return 1
+		rc_is 1 && err_has "bad size" && absent cli-x || return 1
 	done
 	for o in 0 0:1X 0:4K:rx x:4K 0:4K:rw:9; do
 		r "$M" create cli-x --anon "$o"
-		rc_is 2 && err_has "bad object" && absent cli-x || return 1
+		rc_is 1 && err_has "bad object" && absent cli-x || return 1
 	done
-	r "$M" create cli-x --mode 999 && rc_is 2 && err_has "bad mode" ||
+	r "$M" create cli-x --mode 999 && rc_is 1 && err_has "bad mode" ||
 		return 1
 }
 
@@ -237,7 +240,45 @@ run_at() {
 	r "$M" run --at 0x1000 cli-a -- true
 	rc_is 1 && err_has "not a multiple of the alignment" || return 1
 	r "$M" run --at nowhere cli-a -- true
-	rc_is 2 && err_has "bad address"
+	rc_is 1 && err_has "bad address"
+}
+
+# ls like lsipc: --noheadings, --output (a list, or +LIST after the
+# default columns), --raw with blanks escaped; bad columns are usage errors.
+ls_columns() {
+	r "$M" ls --noheadings --output mode,path cli-a cli-b
+	rc_is 0 && out_lacks PATH && out_has '^0644 cli-a$' &&
+		out_has '^0640 cli-b$' || return 1
+	[ "$(wc -l <$T/out)" = 2 ] || why "not two lines" || return 1
+	r "$M" ls -n -o +OWNER cli-a
+	rc_is 0 && out_has '^cli-a  *512G  *0 .* 0644 root$' || return 1
+	r "$M" ls --raw cli-a
+	rc_is 0 && out_has '^PATH SIZE OBJECTS RSS PGTABLES ATTACHED OWNER MODE$' &&
+		out_has '^cli-a 512G 0 0B [0-9.]*[KB] 0 root 0644$' || return 1
+	r "$M" create 'cli-c d' --mode 0600 && rc_is 0 || return 1
+	r "$M" ls -r -n -o path,mode 'cli-c d'
+	rc_is 0 && out_has '^cli-c\\x20d 0600$' || return 1
+	r "$M" rm 'cli-c d' && rc_is 0 || return 1
+	r "$M" ls -o path,bogus
+	rc_is 1 && err_has "unknown column 'bogus'" || return 1
+	r "$M" ls -o ''
+	rc_is 1 && err_has "unknown column" || return 1
+	r "$M" ls --json --raw
+	rc_is 1 && err_has "exclude each other"
+}
+
+# The mode asked for, whatever the umask; the default follows the umask.
+create_mode() {
+	(umask 077 && "$M" create cli-m --mode 0644) >$T/out 2>$T/err
+	rc=$?
+	rc_is 0 && [ "$(stat -c %a $MNT/cli-m)" = 644 ] ||
+		why "mode not 0644 under umask 077" || return 1
+	(umask 077 && "$M" create cli-n) >$T/out 2>$T/err
+	rc=$?
+	rc_is 0 && [ "$(stat -c %a $MNT/cli-n)" = 600 ] ||
+		why "default mode not 0600 under umask 077" || return 1
+	r "$M" rm cli-m cli-n
+	rc_is 0 && absent cli-m && absent cli-n
 }
 
 run_status() {
@@ -366,11 +407,12 @@ human_sizes() {
 	r "$M" rm cli-h && rc_is 0
 }
 
+# Whatever of it exists: each step may find nothing to do.
 cleanup() {
-	rm -f $MNT/cli-* 2>/dev/null
-	rmdir $MNT/cli-d $MNT/cli-e 2>/dev/null
-	rm -f $MNT/cli-d/* 2>/dev/null && rmdir $MNT/cli-d 2>/dev/null
-	umount $M2 2>/dev/null
+	rm -f $MNT/cli-* 2>/dev/null || true
+	rmdir $MNT/cli-d $MNT/cli-e 2>/dev/null || true
+	rm -f $MNT/cli-d/* 2>/dev/null && rmdir $MNT/cli-d 2>/dev/null || true
+	umount $M2 2>/dev/null || true
 	rm -f /tmp/cli-file
 }
 
@@ -391,6 +433,8 @@ t create_objects create_objects
 t create_rollback create_rollback
 t ls_table ls_table
 t ls_bytes_json ls_bytes_json
+t ls_columns ls_columns
+t create_mode create_mode
 t directories directories
 t other_mount other_mount
 t run_attach run_attach

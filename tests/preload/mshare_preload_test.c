@@ -135,6 +135,57 @@ TEST(munmap_of_region_size)
 	EXPECT_STREQ("", maps_line(p));
 }
 
+/*
+ * A munmap wider than a region takes the region and whatever lies around
+ * it, in one call of the next munmap: no address of the range is ever
+ * free between two calls for another thread's mmap to take and a second
+ * call to unmap. Built as the .so's test, an interposer LD_PRELOADed
+ * after the shim (libinterposer.so) counts what reaches it: the shim's
+ * own mmap and munmap go to the next definition, not to the kernel.
+ */
+TEST(munmap_wider_than_region)
+{
+	char *p, *below, *above;
+#ifdef PRELOAD_SO
+	unsigned long (*calls)(const char *) =
+		(unsigned long (*)(const char *))dlsym(RTLD_DEFAULT,
+						       "interposer_calls");
+	unsigned long m0, u0;
+
+	ASSERT_NE(NULL, calls)
+		TH_LOG("run with LD_PRELOAD=\"libmshare-preload.so libinterposer.so\"");
+	m0 = calls("mmap");
+#endif
+	p = mmap(NULL, BIG, PROT_READ | PROT_WRITE, SHARED_ANON, -1, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_TRUE(in_region(p));
+#ifdef PRELOAD_SO
+	/* The region's attachment went through the next mmap. */
+	ASSERT_LT(m0, calls("mmap"));
+#endif
+	below = mmap(p - PG, PG, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS |
+		     MAP_FIXED_NOREPLACE, -1, 0);
+	ASSERT_EQ(p - PG, below);
+	above = mmap(p + A, PG, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS |
+		     MAP_FIXED_NOREPLACE, -1, 0);
+	ASSERT_EQ(p + A, above);
+#ifdef PRELOAD_SO
+	u0 = calls("munmap");
+#endif
+	ASSERT_EQ(0, munmap(below, A + 2 * PG));
+#ifdef PRELOAD_SO
+	ASSERT_EQ(u0 + 1, calls("munmap"));
+#endif
+	EXPECT_STREQ("", maps_line(below));
+	EXPECT_STREQ("", maps_line(p));
+	EXPECT_STREQ("", maps_line(above));
+	/* The shim forgot the region: the same address range maps anew. */
+	ASSERT_EQ(p, mmap(p, PG, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS |
+			  MAP_FIXED_NOREPLACE, -1, 0));
+	ASSERT_EQ(0, munmap(p, PG));
+	EXPECT_STREQ("", maps_line(p));
+}
+
 TEST(left_alone)
 {
 	char *small = mmap(NULL, MIB, PROT_READ | PROT_WRITE, SHARED_ANON,

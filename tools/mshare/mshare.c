@@ -5,11 +5,12 @@
  *
  *   mshare [--mount DIR] ls|stat|create|rm|run ... (mshare --help)
  *
- * Statistics come from /proc/self/fdinfo/FD of the region opened
- * read-only (the mshare-* lines); on a kernel without them, size and start
- * come from fstat(2) and read(2) and the rest is shown as "-".
+ * Built on libmshare: statistics come from mshare_region_stats() and
+ * mshare_region_objects() of the region opened read-only; on a kernel
+ * without the fdinfo lines, size and start come from read(2) and the rest
+ * is shown as "-".
  *
- * Exit status: 0 success, 1 an operation failed, 2 bad usage. "run" exits
+ * Exit status: 0 success, 1 failure or bad usage (as util-linux). "run" exits
  * with the status of the program it runs (126/127 if it cannot be run).
  */
 #ifndef _GNU_SOURCE
@@ -30,30 +31,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/types.h>
 #include <unistd.h>
 
-#include <linux/msharefs.h>
-
-#define DEFAULT_MOUNT	"/sys/fs/mshare"
-#define INFO_NAME	"mshare_info"
-#define MSHARE_MAGIC	0x4d534852
+#include "mshare.h"
 
 #ifndef MAP_HUGETLB
 #define MAP_HUGETLB	0x40000
 #endif
 
-enum { EX_OK = 0, EX_FAIL = 1, EX_USAGE = 2 };
+/* Like util-linux: a usage error is a failure too. */
+enum { EX_OK = 0, EX_FAIL = 1, EX_USAGE = 1 };
 
 typedef unsigned long long u64;
 
 static const char *prog = "mshare";
-static const char *mount_dir;	/* --mount, $MSHARE_MOUNT or the default */
-static bool opt_bytes, opt_json;
+static const char *mount_dir;	/* --mount, or mshare_mount_dir() */
+static bool opt_bytes, opt_json, opt_raw, opt_noheadings;
 
 /* ---- messages ---------------------------------------------------------- */
 
@@ -204,12 +202,8 @@ static const char *human(u64 v, char *buf, size_t len)
 
 static const char *mount_path(void)
 {
-	const char *env;
-
-	if (!mount_dir) {
-		env = getenv("MSHARE_MOUNT");
-		mount_dir = env && *env ? env : DEFAULT_MOUNT;
-	}
+	if (!mount_dir)
+		mount_dir = mshare_mount_dir();
 	return mount_dir;
 }
 
@@ -219,13 +213,6 @@ static char *region_path(const char *name)
 	if (name[0] == '/')
 		return xstrdup(name);
 	return join(mount_path(), name);
-}
-
-static bool is_msharefs(int fd)
-{
-	struct statfs sfs;
-
-	return !fstatfs(fd, &sfs) && sfs.f_type == MSHARE_MAGIC;
 }
 
 /* The mount must exist and be msharefs; 0 or a message and -1. */
@@ -238,7 +225,7 @@ static int check_mount(void)
 		msg_err(errno, "%s", m);
 		return -1;
 	}
-	if (sfs.f_type != MSHARE_MAGIC) {
+	if (sfs.f_type != MSHARE_FS_MAGIC) {
 		msg("%s: not an msharefs mount (mount -t msharefs msharefs %s)",
 		    m, m);
 		return -1;
@@ -249,131 +236,63 @@ static int check_mount(void)
 /* The alignment from <mount>/mshare_info, 0 (after a message) if unknown. */
 static u64 alignment(void)
 {
-	char *path = join(mount_path(), INFO_NAME), buf[32] = "", *end;
-	u64 a = 0;
-	ssize_t n;
-	int fd;
+	u64 a = mshare_alignment(mount_path());
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		msg_err(errno, "%s", path);
-		free(path);
-		return 0;
-	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n > 0)
-		a = strtoull(buf, &end, 10);
-	if (!a || *end != '\n')
-		msg("%s: unexpected contents", path);
-	free(path);
+	if (!a && errno == EINVAL)
+		msg("%s/%s: unexpected contents", mount_path(),
+		    MSHARE_INFO_NAME);
+	else if (!a)
+		msg_err(errno, "%s/%s", mount_path(), MSHARE_INFO_NAME);
 	return a;
 }
 
 /* ---- region statistics ------------------------------------------------ */
 
-struct object {
-	u64 off, size, fileoff;
-	char prot[4];
-	char *backing;
-};
-
 struct stats {
 	u64 size, start, attach, rss, pgtables, nobjects;
 	bool have_size, have_start, have_stats;
-	struct object *obj;
+	struct mshare_object *obj;
 	size_t nobj;
 	int open_err;		/* errno of open(O_RDONLY), 0 if it worked */
 };
 
 static void free_stats(struct stats *s)
 {
-	size_t i;
-
-	for (i = 0; i < s->nobj; i++)
-		free(s->obj[i].backing);
-	free(s->obj);
-}
-
-static void parse_object(struct stats *s, const char *v)
-{
-	struct object *o;
-	int n = 0;
-
-	s->obj = realloc(s->obj, (s->nobj + 1) * sizeof(*s->obj));
-	if (!s->obj) {
-		msg_err(ENOMEM, "malloc");
-		exit(EX_FAIL);
-	}
-	o = &s->obj[s->nobj];
-	memset(o, 0, sizeof(*o));
-	if (sscanf(v, "%llx %llx %3s %llx %n", &o->off, &o->size, o->prot,
-		   &o->fileoff, &n) < 4 || !n)
-		return;
-	o->backing = xstrdup(v + n);
-	o->backing[strcspn(o->backing, "\n")] = '\0';
-	s->nobj++;
-}
-
-/* One "mshare-KEY:\tVALUE" line of fdinfo. */
-static void parse_fdinfo_line(struct stats *s, const char *key, const char *v)
-{
-	if (!strcmp(key, "size")) {
-		s->size = strtoull(v, NULL, 10);
-		s->have_size = true;
-	} else if (!strcmp(key, "start")) {
-		s->start = strtoull(v, NULL, 16);
-		s->have_start = true;
-	} else if (!strcmp(key, "attachments")) {
-		s->attach = strtoull(v, NULL, 10);
-	} else if (!strcmp(key, "rss")) {
-		s->rss = strtoull(v, NULL, 10);
-	} else if (!strcmp(key, "pgtables")) {
-		s->pgtables = strtoull(v, NULL, 10);
-	} else if (!strcmp(key, "objects")) {
-		s->nobjects = strtoull(v, NULL, 10);
-		s->have_stats = true;
-	} else if (!strcmp(key, "object")) {
-		parse_object(s, v);
-	}
+	mshare_objects_free(s->obj, s->nobj);
 }
 
 /*
- * Fill @s from the fdinfo of @fd; without the kernel's mshare-* lines,
- * take size and start from fstat(2) and read(2).
+ * Fill @s from region @fd; without the kernel's fdinfo lines only size
+ * and start are known.
  */
 static void read_stats(int fd, struct stats *s)
 {
-	char path[64], *line = NULL, *colon;
-	struct mshare_info info;
-	struct stat st;
-	size_t cap = 0;
-	FILE *f;
+	struct mshare_stats st;
 
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "re");
-	while (f && getline(&line, &cap, f) > 0) {
-		if (strncmp(line, "mshare-", 7))
-			continue;
-		colon = strchr(line, ':');
-		if (!colon)
-			continue;
-		*colon++ = '\0';
-		colon += strspn(colon, " \t");
-		parse_fdinfo_line(s, line + 7, colon);
+	if (mshare_region_stats(fd, &st))
+		return;
+	s->size = st.size;
+	s->start = st.start;
+	s->have_size = s->have_start = true;
+	if (st.objects == MSHARE_UNKNOWN)
+		return;
+	s->attach = st.attachments;
+	s->rss = st.rss;
+	s->pgtables = st.pgtables;
+	s->nobjects = st.objects;
+	s->have_stats = true;
+	if (mshare_region_objects(fd, &s->obj, &s->nobj)) {
+		msg_err(errno, "objects");
+		exit(EX_FAIL);
 	}
-	free(line);
-	if (f)
-		fclose(f);
-	if (!s->have_size && !fstat(fd, &st)) {
-		s->size = st.st_size;
-		s->have_size = true;
-	}
-	if (!s->have_start && pread(fd, &info, sizeof(info), 0) ==
-	    (ssize_t)sizeof(info)) {
-		s->start = info.start;
-		s->have_start = true;
-	}
+}
+
+/* "rw-" for @prot. */
+static const char *prot_str(int prot)
+{
+	static const char *const str[] = { "---", "r--", "-w-", "rw-" };
+
+	return str[prot & (PROT_READ | PROT_WRITE)];
 }
 
 /* ---- owners ------------------------------------------------------------ */
@@ -456,20 +375,27 @@ static const char usage_main[] =
 "  run NAME -- CMD ARGS  run CMD with the region handed to it\n"
 "\n"
 "NAME is relative to the mount unless it starts with '/'. The mount is\n"
-"--mount DIR, else $MSHARE_MOUNT, else " DEFAULT_MOUNT ".\n"
+"--mount DIR, else $MSHARE_MOUNT, else " MSHARE_DEFAULT_DIR ".\n"
 "'mshare COMMAND --help' describes each command.\n"
-"Exit status: 0 success, 1 an operation failed, 2 bad usage.\n";
+"Exit status: 0 success, 1 an operation failed or bad usage.\n";
 
 static const char usage_ls[] =
-"Usage: mshare ls [--bytes] [--json] [--mount DIR] [NAME...]\n"
+"Usage: mshare ls [--bytes] [--json|--raw] [--noheadings] [--output LIST]\n"
+"                 [--mount DIR] [NAME...]\n"
 "\n"
 "List every region under the mount (or under/as each NAME), one per line:\n"
 "PATH SIZE OBJECTS RSS PGTABLES ATTACHED OWNER MODE. Statistics need read\n"
 "permission on the region; without it they show as '-' (null in JSON).\n"
 "\n"
-"  -b, --bytes   sizes in bytes instead of K, M, G, T\n"
-"  -J, --json    JSON output ({\"regions\": [...]}), sizes in bytes\n"
-"  -m, --mount DIR  the msharefs mount\n";
+"  -b, --bytes        sizes in bytes instead of K, M, G, T\n"
+"  -J, --json         JSON output ({\"regions\": [...]}), sizes in bytes,\n"
+"                     every field\n"
+"  -r, --raw          columns separated by one space, unaligned; blanks\n"
+"                     and control characters as \\x<hex>\n"
+"  -n, --noheadings   no header line\n"
+"  -o, --output LIST  the columns to show, comma-separated, in that order;\n"
+"                     +LIST adds them to the default ones\n"
+"  -m, --mount DIR    the msharefs mount\n";
 
 static const char usage_stat[] =
 "Usage: mshare stat [--bytes] [--json] [--mount DIR] NAME\n"
@@ -636,7 +562,7 @@ static void walk(struct list *l, const char *path, const char *name,
 		char *p, *q;
 
 		if (!strcmp(d, ".") || !strcmp(d, "..") ||
-		    (top && !strcmp(d, INFO_NAME))) {
+		    (top && !strcmp(d, MSHARE_INFO_NAME))) {
 			free(ents[i]);
 			continue;
 		}
@@ -675,6 +601,54 @@ static const char *count_cell(bool known, u64 v, char *buf, size_t len)
 
 #define NCOL 8
 
+static const char *const col_names[NCOL] = {
+	"PATH", "SIZE", "OBJECTS", "RSS", "PGTABLES", "ATTACHED", "OWNER",
+	"MODE"
+};
+
+/* Text columns are left-aligned, numbers right-aligned. */
+static const bool col_left[NCOL] = { 1, 0, 0, 0, 0, 0, 1, 1 };
+
+/* The columns ls shows, in order (--output). */
+static int cols_shown[4 * NCOL] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+static int ncols_shown = NCOL;
+
+/*
+ * Parse --output LIST: names separated by commas, any case; "+LIST"
+ * appends to the default columns. 0, or -1 with the bad name in @bad.
+ */
+static int parse_columns(const char *arg, char *bad, size_t len)
+{
+	char *copy, *name, *save = NULL;
+	int i, n = 0;
+
+	if (*arg == '+') {
+		n = NCOL;
+		arg++;
+	}
+	copy = xstrdup(arg);
+	for (name = strtok_r(copy, ",", &save); name;
+	     name = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < NCOL; i++)
+			if (!strcasecmp(name, col_names[i]))
+				break;
+		if (i == NCOL || n == (int)(sizeof(cols_shown) /
+					    sizeof(cols_shown[0]))) {
+			snprintf(bad, len, "%s", name);
+			free(copy);
+			return -1;
+		}
+		cols_shown[n++] = i;
+	}
+	free(copy);
+	if (!n) {
+		snprintf(bad, len, "%s", arg);
+		return -1;
+	}
+	ncols_shown = n;
+	return 0;
+}
+
 static void ls_row(const struct entry *e, char cols[NCOL][64], const char **c)
 {
 	const struct stats *s = &e->s;
@@ -690,36 +664,51 @@ static void ls_row(const struct entry *e, char cols[NCOL][64], const char **c)
 	c[7] = cols[7];
 }
 
+/* A cell of --raw output: blanks, controls and backslashes as \x<hex>. */
+static void raw_cell(const char *v)
+{
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)v; *p; p++)
+		if (*p <= ' ' || *p == '\\' || *p == 0x7f)
+			printf("\\x%02x", *p);
+		else
+			putchar(*p);
+}
+
 static void ls_table(const struct list *l)
 {
-	static const char *const head[NCOL] = {
-		"PATH", "SIZE", "OBJECTS", "RSS", "PGTABLES", "ATTACHED",
-		"OWNER", "MODE"
-	};
-	/* Text columns are left-aligned, numbers right-aligned. */
-	static const bool left[NCOL] = { 1, 0, 0, 0, 0, 0, 1, 1 };
 	char cols[NCOL][64];
 	const char *c[NCOL];
-	int w[NCOL], i;
+	int w[NCOL], i, k;
 	size_t r;
 
 	for (i = 0; i < NCOL; i++)
-		w[i] = strlen(head[i]);
-	for (r = 0; r < l->n; r++) {
+		w[i] = strlen(col_names[i]);
+	for (r = 0; r < l->n && !opt_raw; r++) {
 		ls_row(&l->e[r], cols, c);
 		for (i = 0; i < NCOL; i++)
 			if ((int)strlen(c[i]) > w[i])
 				w[i] = strlen(c[i]);
 	}
-	for (r = 0; r <= l->n; r++) {
+	for (r = opt_noheadings; r <= l->n; r++) {
 		if (r == 0)
-			memcpy(c, head, sizeof(c));
+			memcpy(c, col_names, sizeof(c));
 		else
 			ls_row(&l->e[r - 1], cols, c);
-		/* No trailing blanks after the last (left-aligned) column. */
-		for (i = 0; i < NCOL - 1; i++)
-			printf("%*s ", left[i] ? -w[i] : w[i], c[i]);
-		printf("%s\n", c[NCOL - 1]);
+		for (k = 0; k < ncols_shown; k++) {
+			i = cols_shown[k];
+			if (k)
+				putchar(' ');
+			if (opt_raw)
+				raw_cell(c[i]);
+			/* No trailing blanks after a left-aligned last column. */
+			else if (k == ncols_shown - 1 && col_left[i])
+				fputs(c[i], stdout);
+			else
+				printf("%*s", col_left[i] ? -w[i] : w[i], c[i]);
+		}
+		putchar('\n');
 	}
 }
 
@@ -756,11 +745,12 @@ static void json_objects(const struct stats *s)
 	}
 	printf("[");
 	for (i = 0; i < s->nobj; i++) {
-		const struct object *o = &s->obj[i];
+		const struct mshare_object *o = &s->obj[i];
 
 		printf("%s\n    {\"offset\": %llu, \"size\": %llu, "
 		       "\"prot\": \"%s\", \"file_offset\": %llu, \"backing\": ",
-		       i ? "," : "", o->off, o->size, o->prot, o->fileoff);
+		       i ? "," : "", (u64)o->region_offset, (u64)o->size,
+		       prot_str(o->prot), (u64)o->file_offset);
 		json_str(o->backing);
 		printf("}");
 	}
@@ -795,17 +785,36 @@ static int cmd_ls(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "bytes", no_argument, NULL, 'b' },
 		{ "json", no_argument, NULL, 'J' },
+		{ "raw", no_argument, NULL, 'r' },
+		{ "noheadings", no_argument, NULL, 'n' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "mount", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct list l = { 0 };
 	struct stat st;
+	char bad[64];
 	size_t r;
-	int i;
+	int i, c;
 
-	while (next_opt(argc, argv, "bJm:h", lo, usage_ls) != -1)
-		;
+	while ((c = next_opt(argc, argv, "bJrno:m:h", lo, usage_ls)) != -1) {
+		switch (c) {
+		case 'r':
+			opt_raw = true;
+			break;
+		case 'n':
+			opt_noheadings = true;
+			break;
+		case 'o':
+			if (parse_columns(optarg, bad, sizeof(bad)))
+				return usage_error(argv[0],
+						   "unknown column '%s'", bad);
+			break;
+		}
+	}
+	if (opt_json && opt_raw)
+		return usage_error(argv[0], "--json and --raw exclude each other");
 	if (check_mount())
 		return EX_FAIL;
 	if (optind == argc)
@@ -865,13 +874,13 @@ static void stat_text(const struct entry *e)
 	printf("  %-14s %6s %-4s %-14s %s\n", "OFFSET", "SIZE", "PROT",
 	       "FILE-OFFSET", "BACKING");
 	for (i = 0; i < s->nobj; i++) {
-		const struct object *o = &s->obj[i];
+		const struct mshare_object *o = &s->obj[i];
 
-		snprintf(b1, sizeof(b1), "0x%llx", o->off);
-		snprintf(b2, sizeof(b2), "0x%llx", o->fileoff);
+		snprintf(b1, sizeof(b1), "0x%llx", (u64)o->region_offset);
+		snprintf(b2, sizeof(b2), "0x%llx", (u64)o->file_offset);
 		printf("  %-14s ", b1);
 		printf("%6s %-4s %-14s %s\n", human(o->size, b1, sizeof(b1)),
-		       o->prot, b2, o->backing);
+		       prot_str(o->prot), b2, o->backing);
 	}
 }
 
@@ -898,7 +907,7 @@ static int cmd_stat(int argc, char **argv)
 		msg_err(errno, "%s", path);
 		return EX_FAIL;
 	}
-	if (!S_ISREG(e.st.st_mode) || !is_msharefs(fd)) {
+	if (!S_ISREG(e.st.st_mode) || mshare_is_msharefs(fd) != 1) {
 		msg("%s: not an msharefs region", path);
 		return EX_FAIL;
 	}
@@ -982,14 +991,6 @@ bad:
 static int place(int rfd, const char *region, const struct spec *sp)
 {
 	static const char *const what[] = { "anon", "file", "hugetlb" };
-	struct mshare_create mc = {
-		.region_offset = sp->off,
-		.size = sp->size,
-		.offset = sp->fileoff,
-		.prot = sp->prot,
-		.flags = MAP_SHARED | MAP_FIXED,
-		.fd = -1,
-	};
 	int fd = -1, ret;
 
 	if (sp->kind == FILEOBJ) {
@@ -999,13 +1000,9 @@ static int place(int rfd, const char *region, const struct spec *sp)
 			msg_err(errno, "%s", sp->path);
 			return -1;
 		}
-		mc.fd = fd;
-	} else {
-		mc.flags |= MAP_ANONYMOUS;
-		if (sp->kind == HUGE)
-			mc.flags |= MAP_HUGETLB;
 	}
-	ret = ioctl(rfd, MSHAREFS_CREATE_MAPPING, &mc);
+	ret = mshare_map(rfd, sp->off, sp->size, sp->prot,
+			 sp->kind == HUGE ? MAP_HUGETLB : 0, fd, sp->fileoff);
 	if (ret)
 		msg_err(errno, "%s: --%s %s", region, what[sp->kind], sp->arg);
 	if (fd >= 0)
@@ -1069,18 +1066,22 @@ static int cmd_create(int argc, char **argv)
 		return EX_FAIL;
 	if (!have_size)
 		size = a;
+	if (mode < 0) {
+		/* Single-threaded: reading the umask may set it for a moment. */
+		mode_t mask = umask(0);
+
+		umask(mask);
+		mode = 0666 & ~mask;
+	}
 	path = region_path(argv[optind]);
-	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	/* With its final mode from the start, never wider. */
+	fd = mshare_region_create(AT_FDCWD, path, mode, 0);
 	if (fd < 0) {
 		msg_err(errno, "create %s", path);
 		free(path);
 		return EX_FAIL;
 	}
-	if (mode >= 0 && fchmod(fd, mode)) {
-		msg_err(errno, "chmod %s", path);
-		goto out;
-	}
-	if (ftruncate(fd, size)) {
+	if (mshare_region_set_size(fd, size)) {
 		if (errno == EINVAL && size % a)
 			msg("%s: size %llu is not a multiple of the alignment %llu",
 			    path, size, a);
@@ -1227,7 +1228,7 @@ static int cmd_run(int argc, char **argv)
 		msg_err(errno, "%s", path);
 		return EX_FAIL;
 	}
-	if (!S_ISREG(st.st_mode) || !is_msharefs(fd)) {
+	if (!S_ISREG(st.st_mode) || mshare_is_msharefs(fd) != 1) {
 		msg("%s: not an msharefs region", path);
 		return EX_FAIL;
 	}

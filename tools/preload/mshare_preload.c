@@ -10,11 +10,14 @@
  *     -Wl,--wrap=shmat,--wrap=shmdt,--wrap=shmctl
  * (this file built with -DMSHARE_PRELOAD_STATIC: it then defines
  * __wrap_mmap etc. and calls the C library through __real_mmap etc.)
+ * The .so calls the next definition of each function it wraps
+ * (dlsym(RTLD_NEXT)), so that interposers loaded after it keep seeing
+ * every call, the shim's own included. Regions are made with libmshare.
  *
  * What it intercepts:
  * - mmap(MAP_SHARED | MAP_ANONYMOUS) of at least MSHARE_PRELOAD_THRESHOLD
  *   bytes (default 64M): one region per mapping, sized to whole alignment
- *   units (512 GiB), holding one anonymous object of the requested length
+ *   units (512 GiB on x86_64), holding one anonymous object of the requested length
  *   at offset 0, attached where the kernel likes (an aligned address) and
  *   unlinked at once: the memory lives as long as some process is attached
  *   (fork children inherit the attachment and share the memory; exec and
@@ -23,7 +26,10 @@
  *   its length or anything up to the region size) detaches the whole
  *   region; a munmap that covers only part of it fails with EINVAL, as the
  *   kernel refuses partial munmap and mremap of attachments (mprotect and
- *   madvise act on the region for every sharer, and need a writer).
+ *   madvise act on the region for every sharer, and need a writer). A
+ *   munmap wider than a region detaches it and unmaps the rest of the
+ *   range in one call, so that no address is free in between for another
+ *   thread to map and a second call to unmap.
  * - System V shared memory of at least the threshold: shmget creates the
  *   segment as usual (it keeps the id, key, permissions and size) and a
  *   region "preload-sysv-<shmid>" (mode from shmflg) holding its memory;
@@ -64,7 +70,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
 #include <sys/shm.h>
@@ -72,7 +77,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <linux/msharefs.h>
+#include "mshare.h"
 
 #ifndef MSHARE_PRELOAD_STATIC
 #include <dlfcn.h>
@@ -86,7 +91,6 @@
 #endif
 #define MAP_HUGE_BITS		(0x3fU << MAP_HUGE_SHIFT)
 
-#define DEFAULT_MOUNT		"/sys/fs/mshare"
 #define DEFAULT_THRESHOLD	(64UL << 20)
 #define MAX_MAPPINGS		256
 
@@ -113,34 +117,58 @@ static void *(*next_shmat)(int, const void *, int);
 static int (*next_shmdt)(const void *);
 static int (*next_shmctl)(int, int, struct shmid_ds *);
 
+/*
+ * dlsym() may allocate, and an allocator may map memory: while this
+ * thread resolves, mmap and munmap go straight to the kernel. Afterwards
+ * every call goes to the next definition (the C library's, or another
+ * interposer's loaded after this one).
+ */
+static __thread bool resolving __attribute__((tls_model("initial-exec")));
+
 static void resolve(void)
 {
-	next_mmap = dlsym(RTLD_NEXT, "mmap");
-	next_munmap = dlsym(RTLD_NEXT, "munmap");
+	if (resolving)
+		return;
+	resolving = true;
+	__atomic_store_n(&next_mmap, dlsym(RTLD_NEXT, "mmap"),
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(&next_munmap, dlsym(RTLD_NEXT, "munmap"),
+			 __ATOMIC_RELEASE);
 	next_shmget = dlsym(RTLD_NEXT, "shmget");
 	next_shmat = dlsym(RTLD_NEXT, "shmat");
 	next_shmdt = dlsym(RTLD_NEXT, "shmdt");
 	next_shmctl = dlsym(RTLD_NEXT, "shmctl");
+	resolving = false;
 }
 
-/*
- * Until dlsym() has answered (it may allocate, and an allocator may map
- * memory), mmap and munmap go straight to the kernel.
- */
 static void *real_mmap(void *addr, size_t len, int prot, int flags, int fd,
 		       off_t off)
 {
-	if (!next_mmap)
+	void *(*fn)(void *, size_t, int, int, int, off_t);
+
+	fn = __atomic_load_n(&next_mmap, __ATOMIC_ACQUIRE);
+	if (!fn && !resolving) {
+		resolve();
+		fn = __atomic_load_n(&next_mmap, __ATOMIC_ACQUIRE);
+	}
+	if (!fn)
 		return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd,
 				       off);
-	return next_mmap(addr, len, prot, flags, fd, off);
+	return fn(addr, len, prot, flags, fd, off);
 }
 
 static int real_munmap(void *addr, size_t len)
 {
-	if (!next_munmap)
+	int (*fn)(void *, size_t);
+
+	fn = __atomic_load_n(&next_munmap, __ATOMIC_ACQUIRE);
+	if (!fn && !resolving) {
+		resolve();
+		fn = __atomic_load_n(&next_munmap, __ATOMIC_ACQUIRE);
+	}
+	if (!fn)
 		return syscall(SYS_munmap, addr, len);
-	return next_munmap(addr, len);
+	return fn(addr, len);
 }
 
 static int real_shmget(key_t key, size_t size, int flg)
@@ -259,20 +287,10 @@ static bool parse_size(const char *s, size_t *out)
 
 static unsigned long read_alignment(const char *mount)
 {
-	char path[PATH_MAX], buf[32] = "";
-	ssize_t n;
-	int fd;
+	unsigned long a = mshare_alignment(mount);
 
-	snprintf(path, sizeof(path), "%s/mshare_info", mount);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		cfg.err = errno;
-		return 0;
-	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	cfg.err = n < 0 ? errno : EINVAL;
-	close(fd);
-	return n > 0 ? strtoul(buf, NULL, 10) : 0;
+	cfg.err = errno;
+	return a;
 }
 
 static void prepare_fork(void)
@@ -292,9 +310,7 @@ static void load_config(void)
 	const char *m = getenv("MSHARE_PRELOAD_MAX_MAPPINGS");
 	size_t max;
 
-	cfg.mount = getenv("MSHARE_MOUNT");
-	if (!cfg.mount || !*cfg.mount)
-		cfg.mount = DEFAULT_MOUNT;
+	cfg.mount = mshare_mount_dir();
 	cfg.prefix = getenv("MSHARE_PRELOAD_PREFIX");
 	if (!cfg.prefix || !*cfg.prefix)
 		cfg.prefix = "preload";
@@ -368,29 +384,15 @@ static void untrack(int i)
 
 /* ---- regions ----------------------------------------------------------- */
 
-static int create_object(int fd, size_t len, int prot, int extra_flags)
-{
-	struct mshare_create mc = {
-		.region_offset = 0,
-		.size = len,
-		.prot = prot,
-		.flags = MAP_SHARED | MAP_FIXED | MAP_ANONYMOUS | extra_flags,
-		.fd = -1,
-	};
-
-	return ioctl(fd, MSHAREFS_CREATE_MAPPING, &mc);
-}
-
 /* A region of @size holding @len bytes of anonymous memory; its fd. */
 static int make_region(const char *path, int mode, size_t len, size_t size,
 		       int prot, int extra_flags)
 {
-	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+	int fd = mshare_region_create(AT_FDCWD, path, mode, size);
 
 	if (fd < 0)
 		return -1;
-	if (fchmod(fd, mode) || ftruncate(fd, size) ||
-	    create_object(fd, len, prot, extra_flags)) {
+	if (mshare_map(fd, 0, len, prot, extra_flags, -1, 0)) {
 		int err = errno;
 
 		unlink(path);
@@ -511,8 +513,7 @@ int ENTRY(munmap)(void *addr, size_t len)
 {
 	uintptr_t s = (uintptr_t)addr;
 	uintptr_t e = s + round_up(len, (size_t)sysconf(_SC_PAGESIZE));
-	bool exact = false;
-	int i;
+	int i, ret;
 
 	if (!__atomic_load_n(&nmaps, __ATOMIC_RELAXED))
 		return REAL(munmap)(addr, len);
@@ -529,18 +530,24 @@ int ENTRY(munmap)(void *addr, size_t len)
 			errno = EINVAL;
 			return -1;
 		}
+		/* The attachment goes whole: up to the end of the region. */
+		if (e < m->addr + m->size)
+			e = m->addr + m->size;
 	}
-	for (i = 0; i < nmaps; i++) {
+	/*
+	 * One munmap for the range and the attachments in it, under the
+	 * lock: no address is ever free between two calls, for another
+	 * thread's mmap to take and for a second call to unmap.
+	 */
+	ret = REAL(munmap)(addr, e - s);
+	for (i = 0; !ret && i < nmaps; i++) {
 		struct mapping *m = &maps[i];
 
-		if (e <= m->addr || s >= m->addr + m->size)
-			continue;
-		exact = s == m->addr && e <= m->addr + m->size;
-		REAL(munmap)((void *)m->addr, m->size);
-		untrack(i--);
+		if (m->addr >= s && m->addr < e)
+			untrack(i--);
 	}
 	pthread_mutex_unlock(&lock);
-	return exact ? 0 : REAL(munmap)(addr, len);
+	return ret;
 }
 
 /* ---- System V shared memory ------------------------------------------- */

@@ -1,18 +1,22 @@
 #!/bin/sh
 # Runs in the guest (busybox sh), from the directory holding mshare_stress:
-#   sh guest-stress.sh [SECONDS] [mshare_stress options]
+#   sh in-guest-stress.sh [SECONDS] [mshare_stress options]
 # Turns on the hung-task and soft-lockup detectors (CONFIG_DETECT_HUNG_TASK
 # and CONFIG_SOFTLOCKUP_DETECTOR, from kernel/configs/base.config), lets the
 # disk image grow to its full size before the baseline is taken, and runs
 # the stress with its baseline check. The host fails the run on any kernel
 # report in the console log (scripts/check-log.sh), kmemleak included.
+set -eu
 secs=${1:-${STRESS_SECONDS:-60}}
-[ $# -gt 0 ] && shift
+[ $# -eq 0 ] || shift
 
 setk() {
 	if [ -w "/proc/sys/kernel/$1" ]; then
-		echo "$2" >"/proc/sys/kernel/$1" &&
+		if echo "$2" >"/proc/sys/kernel/$1"; then
 			echo "# stress: kernel.$1=$(cat "/proc/sys/kernel/$1")"
+		else
+			echo "# stress: kernel.$1 refused $2"
+		fi
 	else
 		echo "# stress: no kernel.$1 in this kernel"
 	fi
@@ -34,7 +38,7 @@ setk softlockup_panic 0
 # The ext4 image lives in tmpfs and only grows: fill it once, so objects
 # backed by disk files later do not count as lost free memory.
 if grep -q ' /mnt/disk ' /proc/mounts; then
-	dd if=/dev/zero of=/mnt/disk/.fill bs=1M 2>/dev/null
+	dd if=/dev/zero of=/mnt/disk/.fill bs=1M 2>/dev/null || true	# ENOSPC
 	rm -f /mnt/disk/.fill
 	sync
 fi

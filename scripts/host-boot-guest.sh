@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Boot a kernel of build/obj-FLAVOUR in QEMU (software emulation, 4 vCPUs)
-# with the initramfs, in one of the modes guest/init knows:
-#   run-guest.sh FLAVOUR test|run|guest|shell [EXTRA_INITRD]
+# with the initramfs, in one of the modes guest/in-guest-init knows:
+#   host-boot-guest.sh FLAVOUR test|run|guest|shell [EXTRA_INITRD]
 # The serial console (kernel log) goes to build/logs/FLAVOUR-MODE.console
 # and what the guest reports to build/logs/FLAVOUR-MODE.out; in shell mode
 # the console is this terminal.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-flavour=${1:?usage: run-guest.sh FLAVOUR MODE [EXTRA_INITRD]}
-mode=${2:?usage: run-guest.sh FLAVOUR MODE [EXTRA_INITRD]}
+flavour=${1:?usage: host-boot-guest.sh FLAVOUR MODE [EXTRA_INITRD]}
+mode=${2:?usage: host-boot-guest.sh FLAVOUR MODE [EXTRA_INITRD]}
 extra=${3:-}
 bz=$BUILD/obj-$flavour/arch/x86/boot/bzImage
 base=$BUILD/initramfs.cpio.gz
@@ -36,7 +36,7 @@ cmdline+=" hugepagesz=2M hugepages=${GUEST_HUGEPAGES:-64} default_hugepagesz=2M"
 # switch's stop_machine for about 40 s).
 cmdline+=" hung_task_timeout_secs=120 watchdog_thresh=30"
 cmdline+=" rcupdate.rcu_cpu_stall_timeout=60 MSHAREFS_MODE=$mode"
-# Set by test.sh from MSHAREFS_TEST_ONLY: guest/init runs only these.
+# Set by test.sh from MSHAREFS_TEST_ONLY: guest/in-guest-init runs only these.
 [ -z "${MSHAREFS_TESTS:-}" ] || cmdline+=" MSHAREFS_TESTS=$MSHAREFS_TESTS"
 [ -z "${GUEST_APPEND:-}" ] || cmdline+=" $GUEST_APPEND"
 qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max

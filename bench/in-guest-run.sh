@@ -4,7 +4,8 @@
 # populated BENCH_SIZE region (1G) and read all of it, with an msharefs
 # region, a plain MAP_SHARED memfd and a hugetlbfs file at a 1 GiB-aligned
 # address (the kernel's PMD-table sharing), in one table.
-cd "$(dirname "$0")" || exit 1
+set -eu
+cd "$(dirname "$0")"
 procs=${BENCH_PROCS:-256}
 size=${BENCH_SIZE:-1G}
 

@@ -2,7 +2,7 @@
 # make guest: copy a host directory (or nothing) into the guest as /add,
 # run a command there as root (msharefs mounted on /sys/fs/mshare), print
 # its output and exit with its status.
-#   guest.sh FLAVOUR DIR|"" CMD
+#   host-guest-cmd.sh FLAVOUR DIR|"" CMD
 # With GUEST_ROOT=host the command runs in the host's root file system
 # (read-only, under a tmpfs overlay), so installed programs work; without,
 # in the initramfs, where programs must be static or busybox.
@@ -21,7 +21,7 @@ if [ -z "$dir" ]; then
 fi
 "$TOP/scripts/mkinitramfs.sh" --add "$dir" "$cmd" "$extra"
 rc=0
-"$TOP/scripts/run-guest.sh" "$flavour" guest "$extra" || rc=$?
+"$TOP/scripts/host-boot-guest.sh" "$flavour" guest "$extra" || rc=$?
 out=$logs/$flavour-guest.out
 grep -v '^# msharefs-guest-\(exit=\|done\)' "$out" || true
 "$TOP/scripts/check-log.sh" "$logs/$flavour-guest.console" || rc=1

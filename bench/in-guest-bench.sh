@@ -2,7 +2,8 @@
 # make bench, in the guest: the sweep of N and size for the three kinds,
 # first-touch fault cost, fork+exit cost and TLB shootdowns. Every result
 # is a csv line (csv, csv-touch, csv-fork, csv-tlb); the host collects them.
-cd "$(dirname "$0")" || exit 1
+set -eu
+cd "$(dirname "$0")"
 procs=${BENCH_PROCS:-1,16,64,256,1000,1500}
 sizes=${BENCH_SIZES:-64M,1G,4G}
 budget=${BENCH_PLAIN_BUDGET_GIB:-256}

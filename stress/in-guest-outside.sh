@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs in a guest with the host's root file system (make guest ROOT=host),
 # from the directory holding mshare_stress:
-#   sh guest-outside.sh SECONDS
+#   sh in-guest-outside.sh SECONDS
 # For SECONDS, Debian's stress-ng (mmap, madvise, fork, hugetlb,
 # userfaultfd and memory stressors) and trinity (the syscall fuzzer, as
 # nobody, with msharefs files among its victims) run while mshare_stress
@@ -10,7 +10,7 @@
 # exits non-zero if mshare_stress found corruption or a hang, or if
 # stress-ng or trinity could not run. The host fails the run on any kernel
 # report in the console log.
-set -u
+set -eu
 secs=${1:-60}
 for t in stress-ng trinity setpriv mshare; do
 	command -v "$t" >/dev/null || { echo "# outside: FAIL: no $t"; exit 1; }
@@ -19,7 +19,10 @@ tmp=$(mktemp -d /tmp/outside.XXXXXX)
 chmod 0755 "$tmp"
 rc=0
 
-setk() { [ ! -w "/proc/sys/kernel/$1" ] || echo "$2" >"/proc/sys/kernel/$1"; }
+setk() {
+	[ ! -w "/proc/sys/kernel/$1" ] || echo "$2" >"/proc/sys/kernel/$1" ||
+		echo "# outside: kernel.$1 refused $2"
+}
 setk hung_task_timeout_secs 120
 setk hung_task_warnings -1
 setk softlockup_all_cpu_backtrace 1
@@ -77,9 +80,9 @@ while [ "$runs" = 0 ] || [ "$(date +%s)" -lt "$end" ]; do
 	(cd "$tmp/trinity" && timeout -s INT -k 20 "$left" \
 		setpriv --reuid=65532 --regid=65532 --clear-groups \
 		trinity -q -C 2 -N 1000 --disable-fds=sockets \
-		-V /sys/fs/mshare/victims >"$tlog" 2>&1)
-	trc=$?
-	n=$(grep -oE 'Ran [0-9]+ syscalls' "$tlog" | tail -n 1 | grep -oE '[0-9]+')
+		-V /sys/fs/mshare/victims >"$tlog" 2>&1) && trc=0 || trc=$?
+	n=$(grep -oE 'Ran [0-9]+ syscalls' "$tlog" | tail -n 1 |
+		grep -oE '[0-9]+' || true)
 	calls=$((calls + ${n:-0}))
 	case "$trc" in
 	0 | 124) okruns=$((okruns + 1)) ;;
@@ -90,10 +93,8 @@ while [ "$runs" = 0 ] || [ "$(date +%s)" -lt "$end" ]; do
 	# A run that crashed at once will crash the next time too.
 	[ "${n:-0}" -gt 0 ] || [ "$trc" = 0 ] || [ "$trc" = 124 ] || break
 done
-wait "$sng"
-sngrc=$?
-wait "$ms"
-msrc=$?
+wait "$sng" && sngrc=0 || sngrc=$?
+wait "$ms" && msrc=0 || msrc=$?
 end=$(date +%s)
 
 echo "# outside: ran $((end - start)) s"
