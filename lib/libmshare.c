@@ -191,6 +191,20 @@ EXPORT uint64_t mshare_alignment(const char *dir)
 
 /* ---- regions --------------------------------------------------------- */
 
+/*
+ * Unlink @name under @dirfd if it is still the file open on @fd: a name
+ * removed and made again meanwhile by someone else is theirs.
+ */
+static void unlink_own(int dirfd, const char *name, int fd)
+{
+	struct stat mine, now;
+
+	if (!fstat(fd, &mine) && !fstatat(dirfd, name, &now,
+					  AT_SYMLINK_NOFOLLOW) &&
+	    mine.st_dev == now.st_dev && mine.st_ino == now.st_ino)
+		unlinkat(dirfd, name, 0);
+}
+
 EXPORT int mshare_region_create(int dirfd, const char *name, mode_t mode,
 				uint64_t size)
 {
@@ -204,18 +218,18 @@ EXPORT int mshare_region_create(int dirfd, const char *name, mode_t mode,
 	fd = openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
-	if (fchmod(fd, mode & 07777))
-		goto fail;
 	if (mshare_is_msharefs(fd) != 1) {
 		errno = ENOTTY;
 		goto fail;
 	}
+	if (fchmod(fd, mode & 07777))
+		goto fail;
 	if (size && ftruncate(fd, size))
 		goto fail;
 	return fd;
 fail:
 	err = errno;
-	unlinkat(dirfd, name, 0);
+	unlink_own(dirfd, name, fd);
 	close(fd);
 	errno = err;
 	return -1;
@@ -224,12 +238,20 @@ fail:
 EXPORT int mshare_region_open(int dirfd, const char *name, int flags)
 {
 	int fd = openat(dirfd, name, flags | O_CLOEXEC);
+	struct stat st;
+	int err = 0;
 
 	if (fd < 0)
 		return -1;
-	if (mshare_is_msharefs(fd) != 1) {
+	if (fstat(fd, &st))
+		err = errno;
+	else if (S_ISDIR(st.st_mode))
+		err = EISDIR;
+	else if (!S_ISREG(st.st_mode) || mshare_is_msharefs(fd) != 1)
+		err = ENOTTY;
+	if (err) {
 		close(fd);
-		errno = ENOTTY;
+		errno = err;
 		return -1;
 	}
 	return fd;
@@ -306,11 +328,30 @@ EXPORT void *mshare_attach(int fd, void *addr, int prot, int flags)
 
 	if (mshare_region_info(fd, &info))
 		return MAP_FAILED;
+	if (!info.size) {
+		errno = EINVAL;		/* nothing to attach yet */
+		return MAP_FAILED;
+	}
 	if (info.size > SIZE_MAX) {
 		errno = ENOMEM;
 		return MAP_FAILED;
 	}
 	return mmap(addr, info.size, prot, MAP_SHARED | flags, fd, 0);
+}
+
+/* Attach at @start exactly, or fail with EEXIST. */
+static void *attach_at(int fd, uint64_t start, uint64_t size, int prot)
+{
+	void *want = (void *)(uintptr_t)start;
+	void *p = mshare_attach(fd, want, prot, MAP_FIXED_NOREPLACE);
+
+	/* Kernels before 4.17 take the flag as a hint. */
+	if (p != MAP_FAILED && p != want) {
+		munmap(p, size);
+		errno = EEXIST;
+		return MAP_FAILED;
+	}
+	return p;
 }
 
 EXPORT void *mshare_attach_start(int fd, int prot)
@@ -320,17 +361,20 @@ EXPORT void *mshare_attach_start(int fd, int prot)
 
 	if (mshare_region_info(fd, &info))
 		return MAP_FAILED;
-	if (!info.start)
-		return mshare_attach(fd, NULL, prot, 0);
-	p = mshare_attach(fd, (void *)(uintptr_t)info.start, prot,
-			  MAP_FIXED_NOREPLACE);
-	/* Kernels before 4.17 take the flag as a hint. */
-	if (p != MAP_FAILED && p != (void *)(uintptr_t)info.start) {
-		munmap(p, info.size);
-		errno = EEXIST;
-		return MAP_FAILED;
-	}
-	return p;
+	if (info.start)
+		return attach_at(fd, info.start, info.size, prot);
+	p = mshare_attach(fd, NULL, prot, 0);
+	if (p == MAP_FAILED)
+		return p;
+	/*
+	 * Another process may have attached first, elsewhere: its address
+	 * is the region's start, and where pointers in it point.
+	 */
+	if (mshare_region_info(fd, &info) ||
+	    info.start == (uintptr_t)p)
+		return p;
+	munmap(p, info.size);
+	return attach_at(fd, info.start, info.size, prot);
 }
 
 EXPORT int mshare_detach(void *addr, uint64_t size)
@@ -376,6 +420,10 @@ static int fdinfo_lines(int fd, const char *key,
 		ret = fn(line + 8 + klen + strspn(line + 8 + klen, " \t"), arg);
 	}
 	err = errno;
+	if (!ret && ferror(f)) {
+		ret = -1;
+		err = err ?: EIO;
+	}
 	free(line);
 	fclose(f);
 	errno = err;

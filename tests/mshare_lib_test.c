@@ -73,8 +73,9 @@ TEST_F(lib, mount_and_alignment)
 	ASSERT_OK(setenv("MSHARE_MOUNT", self->tmp, 1));
 	ASSERT_STREQ(self->tmp, mshare_mount_dir());
 
-	/* Same answer as the strict reader of the file system tests. */
-	ASSERT_EQ(self->align, mshare_alignment(MSHARE_DIR));
+	/* Same answer as the tests' own strict reader. */
+	ASSERT_EQ(read_align_at(AT_FDCWD, INFO_PATH),
+		  mshare_alignment(MSHARE_DIR));
 
 	/* With $MSHARE_MOUNT on a directory without mshare_info: ENOENT. */
 	errno = 0;
@@ -159,7 +160,7 @@ TEST_F(lib, create_mode_and_failure)
 /* Opening: only msharefs files, always close-on-exec, in the mode asked. */
 TEST_F(lib, open)
 {
-	int fd, rfd, wfd;
+	int fd, rfd;
 
 	ASSERT_FAILS(ENOENT, mshare_region_open(self->dirfd, self->name,
 						O_RDWR));
@@ -171,9 +172,9 @@ TEST_F(lib, open)
 	ASSERT_EQ(FD_CLOEXEC, fcntl(rfd, F_GETFD) & FD_CLOEXEC);
 	/* A reader cannot place objects: the kernel's rule, seen through. */
 	ASSERT_FAILS(EBADF, mshare_map_anon(rfd, 0, PG));
-	wfd = mshare_region_open(AT_FDCWD, MSHARE_DIR "/", O_RDONLY);
-	ASSERT_LE(0, wfd);	/* the mount's root is on msharefs too */
-	close(wfd);
+	/* The mount's root is on msharefs, but no region. */
+	ASSERT_FAILS(EISDIR, mshare_region_open(AT_FDCWD, MSHARE_DIR,
+						O_RDONLY));
 	ASSERT_FAILS(ENOTTY, mshare_region_open(AT_FDCWD, "/proc/self/status",
 						O_RDONLY));
 	close(rfd);
@@ -294,13 +295,19 @@ TEST_F(lib, map_attach_inspect)
 	close(fd);
 }
 
-/* An unsized region attaches nowhere; a bad fd is EBADF. */
+/*
+ * An unsized region attaches nowhere: the library says so itself, and so
+ * does the kernel for a mapping of the alignment's length; a bad fd is
+ * EBADF.
+ */
 TEST_F(lib, attach_errors)
 {
 	int fd = mshare_region_create(self->dirfd, self->name, 0600, 0);
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(MAP_FAILED, mshare_attach(fd, NULL, RW, 0));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(MAP_FAILED, mmap(NULL, self->align, RW, MAP_SHARED, fd, 0));
 	ASSERT_EQ(EINVAL, errno);
 	ASSERT_EQ(MAP_FAILED, mshare_attach_start(-1, RW));
 	ASSERT_EQ(EBADF, errno);
@@ -319,10 +326,14 @@ TEST_F(lib, proc_value)
 	size_t len = 0;
 
 	len += sprintf(text + len, "A:\t12 kB\nBb: 0x1f\n");
-	len += sprintf(text + len, "C:");
-	memset(text + len, '7', 5000);
-	len += 5000;
-	len += sprintf(text + len, "\nAa: 1\nC: 3\nNeg: -4\nBig: "
+	/*
+	 * A line that fills the reader's 4 KiB buffer and goes on with
+	 * "C: 5": skipped whole, so the C that counts is the next one.
+	 */
+	len += sprintf(text + len, "L:");
+	memset(text + len, 'a', 4096 - 2);
+	len += 4096 - 2;
+	len += sprintf(text + len, "C: 5\nAa: 1\nC: 3\nNeg: -4\nBig: "
 		       "99999999999999999999\nLast:\t42");
 	ASSERT_OK(put_file(self->tmp, "proc", text, len));
 	snprintf(path, sizeof(path), "%s/proc", self->tmp);
@@ -330,6 +341,7 @@ TEST_F(lib, proc_value)
 	ASSERT_EQ(31, mshare_proc_value(path, "Bb"));
 	ASSERT_EQ(1, mshare_proc_value(path, "Aa"));
 	ASSERT_EQ(3, mshare_proc_value(path, "C"));
+	ASSERT_EQ(-1, mshare_proc_value(path, "L"));
 	ASSERT_EQ(42, mshare_proc_value(path, "Last"));
 	ASSERT_EQ(-1, mshare_proc_value(path, "B"));
 	ASSERT_EQ(ENOENT, errno);

@@ -623,7 +623,9 @@ static int parse_columns(const char *arg, char *bad, size_t len)
 	int i, n = 0;
 
 	if (*arg == '+') {
-		n = NCOL;
+		/* After the default columns, whatever an earlier -o chose. */
+		for (n = 0; n < NCOL; n++)
+			cols_shown[n] = n;
 		arg++;
 	}
 	copy = xstrdup(arg);

@@ -513,6 +513,7 @@ int ENTRY(munmap)(void *addr, size_t len)
 {
 	uintptr_t s = (uintptr_t)addr;
 	uintptr_t e = s + round_up(len, (size_t)sysconf(_SC_PAGESIZE));
+	bool mine = false;
 	int i, ret;
 
 	if (!__atomic_load_n(&nmaps, __ATOMIC_RELAXED))
@@ -533,6 +534,12 @@ int ENTRY(munmap)(void *addr, size_t len)
 		/* The attachment goes whole: up to the end of the region. */
 		if (e < m->addr + m->size)
 			e = m->addr + m->size;
+		mine = true;
+	}
+	if (!mine) {
+		/* Not ours: no need to hold up other threads' munmap. */
+		pthread_mutex_unlock(&lock);
+		return REAL(munmap)(addr, len);
 	}
 	/*
 	 * One munmap for the range and the attachments in it, under the
