@@ -10,7 +10,7 @@ FLAVOURS := fast debug
 	kernels kernel-fast kernel-debug headers tests examples initramfs \
 	tools man-lint checkpatch check-harness stress stress-short \
 	check-series manifest clean distclean mm-selftests test-mm mm-baseline \
-	baseline-kernels outside deb deb-user
+	baseline-kernels outside deb deb-user mm-debug release-check
 
 all: kernels tests initramfs
 
@@ -25,6 +25,15 @@ MM_SUBSET ?= mmap mlock madv_populate memfd_secret mdwe mkdirty \
 test:
 	@TEST_STRESS_SECONDS=$(TEST_STRESS_SECONDS) TEST_OUTSIDE_SECONDS=$(TEST_OUTSIDE_SECONDS) \
 		MM_SUBSET="$(MM_SUBSET)" $(S)/make-test.sh
+
+# What make test leaves out for time, run before each release: the mm
+# selftests subset on the debug kernel, then every category on both
+# kernels, 30 minutes of stress, 600 s outside, every commit built.
+mm-debug: deps
+	@$(MAKE) --no-print-directory kernel-debug initramfs mm-selftests
+	@$(S)/mm-selftests.sh run --quick debug "$(MM_SUBSET)"
+
+release-check: test mm-debug test-mm stress outside check-series
 
 # What the suite must run (tests/manifest), made from the test sources.
 manifest: headers

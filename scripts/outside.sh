@@ -10,7 +10,7 @@ set -euo pipefail
 
 flavour=${1:-debug}
 secs=${OUTSIDE_SECONDS:-600}
-out=$BUILD/stress
+out=$BUILD/outside	# not stress.sh's: make test runs both at once
 logs=${LOGS:-$BUILD/logs}
 mkdir -p "$out" "$logs"
 for t in stress-ng trinity setpriv; do
