@@ -55,5 +55,6 @@ if ! cmp -s <(fragments) "$obj/.fragments" 2>/dev/null ||
 	configure
 fi
 start=$(date +%s)
-make -s -C "$KTREE" O="$obj" -j"$JOBS" bzImage
+# KCC="ccache gcc" (make check-series) caches objects across commits.
+make -s -C "$KTREE" O="$obj" -j"$JOBS" ${KCC:+CC="$KCC"} bzImage
 log "$flavour bzImage built in $(($(date +%s) - start)) s: $obj/arch/x86/boot/bzImage"

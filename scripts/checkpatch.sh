@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run the kernel's checkpatch.pl --strict on every patch of the series;
-# any error, warning or check fails.
+# any error, warning or check fails, and so does a CONFIG_MSHARE
+# conditional outside mm/mshare.c and include/linux/mshare.h.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -14,4 +15,6 @@ while read -r p; do
 	fi
 done <"$PATCHES/series"
 [ "$bad" = 0 ] && log "every patch passes checkpatch.pl --strict"
+# The feature stays in mm/mshare.c and linux/mshare.h (hook-sites.sh).
+"$TOP/scripts/hook-sites.sh" --check || bad=1
 exit "$bad"

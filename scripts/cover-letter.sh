@@ -189,6 +189,10 @@ manifest=$TOP/tests/manifest
 val SUITE_TESTS "$(awk '$1 == "suite" { n += $3 } END { print n }' "$manifest")"
 val SUITE_PROGRAMS "$(awk '$1 == "suite" { n++ } END { print n }' "$manifest")"
 val HOSTROOT_TESTS "$(awk '$1 == "hostroot" { n += $3 } END { print n }' "$manifest")"
+read -r hook_tests hook_calls hook_files < <("$TOP/scripts/hook-sites.sh" --counts)
+val HOOK_TESTS "$hook_tests"
+val HOOK_CALLS "$hook_calls"
+val HOOK_FILES "$hook_files"
 
 git -C "$KTREE" shortlog --no-merges -w72,6,9 base..HEAD | sed '${/^$/d}' | block SHORTLOG
 git -C "$KTREE" diff --stat=72 --summary base..HEAD | block DIFFSTAT

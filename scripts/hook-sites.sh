@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Where msharefs reaches into the rest of the kernel, counted in the tree
+# of the series (build/linux, or $KTREE): the feature lives in
+# mm/mshare.c and include/linux/mshare.h, and core code only asks
+# vma_is_mshare()/mm_is_mshare() and calls the hooks that header declares.
+#   hook-sites.sh            the call sites, one per line, then the counts
+#   hook-sites.sh --counts   "tests calls files" only (for the cover letter)
+#   hook-sites.sh --check    fail if CONFIG_MSHARE is tested outside
+#                            mm/mshare.c, include/linux/mshare.h and the
+#                            per-mm fields of include/linux/mm_types.h
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+[ -d "$KTREE/.git" ] || die "no kernel tree at $KTREE: run 'make tree'"
+cd "$KTREE"
+
+own='^(mm/mshare\.c|include/linux/mshare\.h):'
+tests='\b(vma_is_mshare|mm_is_mshare)\('
+calls='\b(mm_mshare_memcg|mshare_[a-z_]+)\('
+
+# Code lines only: comments name the hooks too, and mm.h defines one.
+sites() {
+	git grep -nE "$1" -- '*.c' '*.h' | grep -Ev "$own" |
+		grep -Ev '^[^:]+:[0-9]+:[[:space:]]*(/?\*|//)' |
+		grep -Ev '^[^:]+:[0-9]+:static inline'
+}
+count() { sites "$1" | grep -oE "$1" | wc -l; }
+
+case ${1:-} in
+--counts)
+	echo "$(count "$tests") $(count "$calls")" \
+		"$( (sites "$tests"; sites "$calls") | cut -d: -f1 | sort -u | wc -l)"
+	;;
+--check)
+	cond='(#[[:space:]]*(if|elif)|IS_ENABLED|IS_BUILTIN).*CONFIG_MSHARE\b'
+	bad=$(git grep -nE "$cond" -- '*.c' '*.h' | grep -Ev "$own" |
+		grep -v '^include/linux/mm_types.h:' || true)
+	[ -z "$bad" ] || die "CONFIG_MSHARE tested outside mm/mshare.c and include/linux/mshare.h:
+$bad"
+	n=$(git grep -cE "$cond" -- include/linux/mm_types.h | cut -d: -f2)
+	[ "${n:-0}" -le 1 ] || die "include/linux/mm_types.h tests CONFIG_MSHARE $n times (1 allowed: the per-mm fields)"
+	log "CONFIG_MSHARE is tested only in mm/mshare.c, include/linux/mshare.h and mm_types.h's per-mm fields"
+	;;
+'')
+	(sites "$tests"; sites "$calls") | sort -t: -k1,1 -k2,2n -u
+	read -r t c f < <("$TOP/scripts/hook-sites.sh" --counts)
+	echo "$t tests of vma_is_mshare()/mm_is_mshare(), $c hook calls, in $f files"
+	;;
+*)
+	die "usage: hook-sites.sh [--counts|--check]"
+	;;
+esac
