@@ -9,7 +9,7 @@ FLAVOURS := fast debug
 	tree export cover-letter squash series \
 	kernels kernel-fast kernel-debug headers tests examples initramfs \
 	tools man-lint checkpatch check-harness stress stress-short \
-	check-series manifest clean distclean mm-selftests test-mm mm-baseline \
+	check-series check-warnings manifest clean distclean mm-selftests test-mm mm-baseline \
 	baseline-kernels outside deb deb-user mm-debug release-check
 
 all: kernels tests initramfs
@@ -33,7 +33,7 @@ mm-debug: deps
 	@$(MAKE) --no-print-directory kernel-debug initramfs mm-selftests
 	@$(S)/mm-selftests.sh run --quick debug "$(MM_SUBSET)"
 
-release-check: test mm-debug test-mm stress outside check-series
+release-check: test mm-debug test-mm stress outside check-series check-warnings
 
 # What the suite must run (tests/manifest), made from the test sources.
 manifest: headers
@@ -221,6 +221,10 @@ checkpatch: $(BUILD)/linux/.git
 
 check-series: $(BUILD)/linux/.git
 	@$(S)/check-series.sh
+
+# W=1 and sparse on the .c files the series changes: nothing new.
+check-warnings: $(BUILD)/linux/.git
+	@$(S)/check-warnings.sh
 
 clean:
 	rm -rf $(BUILD)/obj-* $(BUILD)/tests $(BUILD)/initramfs* $(BUILD)/logs

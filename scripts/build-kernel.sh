@@ -54,7 +54,12 @@ if ! cmp -s <(fragments) "$obj/.fragments" 2>/dev/null ||
 	log "configuring $flavour kernel"
 	configure
 fi
+# TARGET=prepare (check-warnings.sh) stops at what single objects need.
 start=$(date +%s)
+if [ "${TARGET:-bzImage}" = prepare ]; then
+	make -s -C "$KTREE" O="$obj" -j"$JOBS" prepare
+	exit 0
+fi
 # KCC="ccache gcc" (make check-series) caches objects across commits.
 make -s -C "$KTREE" O="$obj" -j"$JOBS" ${KCC:+CC="$KCC"} bzImage
 log "$flavour bzImage built in $(($(date +%s) - start)) s: $obj/arch/x86/boot/bzImage"

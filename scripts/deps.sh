@@ -8,7 +8,7 @@ packages=(
 	build-essential bc bison flex libelf-dev libssl-dev dwarves cpio
 	xz-utils kmod python3 git qemu-system-x86 busybox-static e2fsprogs
 	libcap-dev libnuma-dev gawk rsync mandoc groff-base man-db gnuplot-nox
-	procps trinity stress-ng postgresql debhelper lintian pkgconf ccache
+	procps trinity stress-ng postgresql debhelper lintian pkgconf ccache sparse
 )
 
 missing=()
