@@ -221,10 +221,12 @@ checkpatch: $(BUILD)/linux/.git
 
 check-series: $(BUILD)/linux/.git
 	@$(S)/check-series.sh
+	@$(S)/series-report.sh
 
 # W=1 and sparse on the .c files the series changes: nothing new.
 check-warnings: $(BUILD)/linux/.git
 	@$(S)/check-warnings.sh
+	@$(S)/series-report.sh
 
 clean:
 	rm -rf $(BUILD)/obj-* $(BUILD)/tests $(BUILD)/initramfs* $(BUILD)/logs

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Write the README section between <!-- series-checks:begin --> and
+# <!-- series-checks:end --> from the results of the last runs of
+# make check-series, make check-warnings and scripts/hook-sites.sh, as
+# they are committed in tests/results/. 'make check-series' and
+# 'make check-warnings' run it; nothing in the section is typed by hand.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+res=$TOP/tests/results
+get() { sed -n "s/^$2: //p" "$res/$1" | head -1; }
+sec=$(mktemp)
+trap 'rm -f "$sec"' EXIT
+{
+	echo "<!-- series-checks:begin -->"
+	if [ -f "$res/check-series.txt" ]; then
+		s=$(get check-series.txt seconds)
+		printf -- '- `make check-series`, %s: %s at %s; %s s (%s min) on %s CPUs, through ccache (`tests/results/check-series.txt`).\n' \
+			"$(get check-series.txt date)" "$(get check-series.txt result)" \
+			"$(get check-series.txt series)" "$s" "$((s / 60))" "$(get check-series.txt cpus)"
+	fi
+	if [ -f "$res/check-warnings.txt" ]; then
+		printf -- '- `make check-warnings`, %s, at %s: %s files with `W=1` and sparse, %s warnings at `base` and %s at `HEAD`, %s new (`tests/results/check-warnings.txt`).\n' \
+			"$(get check-warnings.txt date)" "$(get check-warnings.txt series)" \
+			"$(get check-warnings.txt files)" "$(get check-warnings.txt 'warnings at base')" \
+			"$(get check-warnings.txt 'warnings at HEAD')" "$(get check-warnings.txt 'new at HEAD')"
+	fi
+	if [ -f "$res/hook-sites.txt" ]; then
+		printf -- '- `scripts/hook-sites.sh`: %s (`tests/results/hook-sites.txt`).\n' \
+			"$(tail -1 "$res/hook-sites.txt")"
+	fi
+	echo "<!-- series-checks:end -->"
+} >"$sec"
+replace_section series-checks "$TOP/README.md" "$sec"
+log "README series-checks section written"
