@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The series adds no compiler or sparse warning: compile every .c file it
 # changes with W=1 and sparse (C=2), on the fast config, at base (without
-# CONFIG_MSHARE) and at HEAD, and fail on any warning HEAD has that base
-# has not. Warnings are compared without line numbers, which the series
+# CONFIG_MSHARE), at HEAD, and at HEAD without CONFIG_MSHARE (the stubs),
+# and fail on any warning either HEAD build has that base has not. Warnings are compared without line numbers, which the series
 # shifts; mm/mshare.c, new, must have none. Files the fast config does
 # not build (mm/hmm.c) are named and skipped. Logs in $BUILD/check-warnings/,
 # the result in tests/results/check-warnings.txt.
@@ -56,7 +56,10 @@ warnings() {
 # summary: compare, write tests/results/check-warnings.txt, fail on new.
 summary() {
 	local new
-	new=$(comm -13 "$out/base.txt" "$out/head.txt")
+	new=$( (comm -13 "$out/base.txt" "$out/head.txt"
+		if [ -f "$out/nomshare.txt" ]; then
+			comm -13 "$out/base.txt" "$out/nomshare.txt" | sed 's/^/without MSHARE: /'
+		fi) | sort)
 	{
 		echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
 		echo "series: $(git -C "$KTREE" rev-parse --short HEAD) ($PINNED)"
@@ -64,6 +67,8 @@ summary() {
 		sort -u "$out/skipped.txt"
 		echo "warnings at base: $(wc -l <"$out/base.txt")"
 		echo "warnings at HEAD: $(wc -l <"$out/head.txt")"
+		[ ! -f "$out/nomshare.txt" ] ||
+			echo "warnings at HEAD without MSHARE: $(wc -l <"$out/nomshare.txt")"
 		echo "new at HEAD: $(printf '%s' "$new" | grep -c . || true)"
 		[ -z "$new" ] || printf '%s\n' "$new"
 	} >"$TOP/tests/results/check-warnings.txt"
@@ -88,4 +93,9 @@ log "HEAD: preparing $BUILD/obj-warn-head"
 BUILD_OBJ=$BUILD/obj-warn-head TARGET=prepare \
 	"$TOP/scripts/build-kernel.sh" fast >/dev/null
 warnings "$KTREE" "$BUILD/obj-warn-head" head
+# The !CONFIG_MSHARE stubs: HEAD without MSHARE compiles like base.
+log "HEAD without MSHARE: preparing $BUILD/obj-warn-nomshare"
+BUILD_OBJ=$BUILD/obj-warn-nomshare BASELINE=1 TARGET=prepare \
+	"$TOP/scripts/build-kernel.sh" fast >/dev/null
+warnings "$KTREE" "$BUILD/obj-warn-nomshare" nomshare
 summary

@@ -20,10 +20,12 @@ trap 'rm -f "$sec"' EXIT
 			"$(get check-series.txt series)" "$s" "$((s / 60))" "$(get check-series.txt cpus)"
 	fi
 	if [ -f "$res/check-warnings.txt" ]; then
-		printf -- '- `make check-warnings`, %s, at %s: %s files with `W=1` and sparse, %s warnings at `base` and %s at `HEAD`, %s new (`tests/results/check-warnings.txt`).\n' \
+		nom=$(get check-warnings.txt 'warnings at HEAD without MSHARE')
+		printf -- '- `make check-warnings`, %s, at %s: %s files with `W=1` and sparse, %s warnings at `base` and %s at `HEAD`%s, %s new (`tests/results/check-warnings.txt`).\n' \
 			"$(get check-warnings.txt date)" "$(get check-warnings.txt series)" \
 			"$(get check-warnings.txt files)" "$(get check-warnings.txt 'warnings at base')" \
-			"$(get check-warnings.txt 'warnings at HEAD')" "$(get check-warnings.txt 'new at HEAD')"
+			"$(get check-warnings.txt 'warnings at HEAD')" \
+			"${nom:+ ($nom without \`MSHARE\`)}" "$(get check-warnings.txt 'new at HEAD')"
 	fi
 	if [ -f "$res/hook-sites.txt" ]; then
 		printf -- '- `scripts/hook-sites.sh`: %s (`tests/results/hook-sites.txt`).\n' \
