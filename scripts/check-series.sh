@@ -3,8 +3,10 @@
 # in a separate worktree, so that each patch is known to build on its own,
 # through ccache (build/ccache), so that a header change that only adds
 # macros costs a cache hit per object and a second run after a change of
-# the series compiles only what the change touched. The result and the
-# time it took go to tests/results/check-series.txt.
+# the series compiles only what the change touched. Commits that change
+# only documentation or selftests are not built again. The result, the
+# time it took and each commit's time go to tests/results/check-series.txt
+# (build/check-series.progress while it runs).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -18,12 +20,24 @@ export CCACHE_BASEDIR=$wt CCACHE_NOHASHDIR=1
 command -v ccache >/dev/null || die "no ccache: run 'make deps'"
 start=$(date +%s)
 n=0
+progress=$BUILD/check-series.progress
+: >"$progress"
 for c in $(git -C "$KTREE" rev-list --reverse base..HEAD); do
 	git -C "$wt" checkout -q --detach "$c"
+	n=$((n + 1))
+	# A commit that changes only documentation or selftests builds what
+	# its parent built.
+	if ! git -C "$wt" diff --name-only "$c^" "$c" |
+			grep -qvE '^(Documentation|tools/testing)/'; then
+		log "no build input changed: $(git -C "$wt" log --oneline -1)"
+		echo "$n $(git -C "$wt" log --format='%h %s' -1) (no build input)" >>"$progress"
+		continue
+	fi
 	log "building $(git -C "$wt" log --oneline -1)"
+	t=$(date +%s)
 	KTREE=$wt BUILD_OBJ=$obj KCC="ccache gcc" "$TOP/scripts/build-kernel.sh" fast >/dev/null ||
 		die "the series does not build at $(git -C "$KTREE" log --oneline -1 "$c")"
-	n=$((n + 1))
+	echo "$n $(git -C "$wt" log --format='%h %s' -1) ($(($(date +%s) - t)) s)" >>"$progress"
 done
 secs=$(($(date +%s) - start))
 {
@@ -33,5 +47,6 @@ secs=$(($(date +%s) - start))
 	echo "seconds: $secs"
 	echo "cpus: $(nproc)"
 	ccache -s 2>/dev/null | grep -iE '^ *(hits|misses)|cache hit|cache miss' | sed 's/^ */ccache: /' || true
+	sed 's/^/commit /' "$progress"
 } >"$TOP/tests/results/check-series.txt"
 log "every commit of the series builds ($n commits, $secs s)"
