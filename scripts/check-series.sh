@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Build the fast kernel at every commit of the series, one after another,
 # in a separate worktree, so that each patch is known to build on its own,
-# through ccache (build/ccache), so that a header change that only adds
-# macros costs a cache hit per object and a second run after a change of
+# through ccache (build/ccache): a header change still recompiles every
+# includer (its line markers shift), but a second run after a change of
 # the series compiles only what the change touched. Commits that change
 # only documentation or selftests are not built again. The result, the
 # time it took and each commit's time go to tests/results/check-series.txt

@@ -2,10 +2,11 @@
 # The series adds no compiler or sparse warning: compile every .c file it
 # changes with W=1 and sparse (C=2), on the fast config, at base (without
 # CONFIG_MSHARE), at HEAD, and at HEAD without CONFIG_MSHARE (the stubs),
-# and fail on any warning either HEAD build has that base has not. Warnings are compared without line numbers, which the series
-# shifts; mm/mshare.c, new, must have none. Files the fast config does
-# not build (mm/hmm.c) are named and skipped. Logs in $BUILD/check-warnings/,
-# the result in tests/results/check-warnings.txt.
+# and fail on any warning either HEAD build has that base has not.
+# Warnings are compared without line numbers, which the series shifts;
+# mm/mshare.c, new, must have none. Files the fast config does not build
+# (mm/hmm.c) are named and skipped. Logs in $BUILD/check-warnings/, the
+# result in tests/results/check-warnings.txt.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
