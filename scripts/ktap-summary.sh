@@ -60,6 +60,17 @@ function finish_binary() {
 	code = $0; sub(/.*exit=/, "", code); code += 0; finish_binary(); next
 }
 /^# msharefs-guest-done/ { done = 1; next }
+# The diagnostics of a test (harness asserts and TH_LOG: "# file.c:LINE:..."),
+# kept so that a failure line says why, also in the tail of a CI log.
+/^#  RUN / { ndiag = 0; next }
+/^# [^ ]+\.c:[0-9]+:/ { diag[++ndiag] = substr($0, 3); next }
+function diagnosis(   s, i) {
+	s = ""
+	for (i = (ndiag > 3 ? ndiag - 2 : 1); i <= ndiag; i++)
+		s = s " | " substr(diag[i], 1, 200)
+	ndiag = 0
+	return s
+}
 /^1\.\.[0-9]+/ { if (bin != "") { planned = substr($1, 4) + 0 } next }
 /^(not )?ok [0-9]+/ && / # (SKIP|skip)/ {
 	results++
@@ -71,7 +82,7 @@ function finish_binary() {
 }
 /^not ok [0-9]+/ {
 	results++
-	failed++; binfail = 1; print "ktap: FAIL " bin ": " $0; next
+	failed++; binfail = 1; print "ktap: FAIL " bin ": " $0 diagnosis(); next
 }
 /^ok [0-9]+/ { results++; passed++; next }
 END {

@@ -36,6 +36,10 @@
 
 #define ANON_HUGE	(ANON | MAP_HUGETLB | MAP_HUGE_2MB)
 
+#ifndef MADV_SOFT_OFFLINE
+#define MADV_SOFT_OFFLINE	101	/* uapi asm-generic/mman-common.h */
+#endif
+
 #define CGROOT		"/sys/fs/cgroup"
 #define THP_SHMEM	"/sys/kernel/mm/transparent_hugepage/shmem_enabled"
 #define NUMA_BAL	"/proc/sys/kernel/numa_balancing"
@@ -949,79 +953,183 @@ static int fragmented_fault(char *p, size_t len, int seed)
 	return munmap(f, len);
 }
 
-/*
- * Compaction moves region pages as it moves any movable page, under
- * readers and writers of the region: it runs (compact_migrate_scanned and
- * pgmigrate_success rise), region page frames change (pagemap PFNs, read
- * as root), every byte stays what it was, and each sharer, also one that
- * attaches afterwards, sees the new frames and the data.
- */
-TEST_F_TIMEOUT(mm, compaction, 120)
-{
-	const size_t size = 8 * MIB, n = 2 * size / PG;
-	uint64_t *before, *after, *seen;
-	long scanned, migrated;
-	struct churner c[2];
-	struct sharer s;
-	size_t moved = 0, k;
-	pid_t pid[2];
-	int i, round;
+/* Two attachments of one anonymous object, and its frames at times. */
+struct frames {
 	char *p, *q;
+	size_t n;			/* pages */
+	uint64_t *before, *after, *seen;
+};
 
-	before = calloc(n, sizeof(*before));
-	after = calloc(n, sizeof(*after));
-	seen = calloc(n, sizeof(*seen));
-	ASSERT_TRUE(before && after && seen);
-	ASSERT_OK(create_anon(self->fd, 0, 2 * size));
-	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
-	ASSERT_MAPS(q, mshare_attach(self->fd, NULL, RW, 0));
-	ASSERT_OK(fragmented_fault(p, 2 * size, 29));
-	ASSERT_OK(pfns(p, n, before));
+static int frames_setup(FIXTURE_DATA(mm) *self, struct frames *f, size_t size)
+{
+	f->n = size / PG;
+	f->before = calloc(f->n, sizeof(uint64_t));
+	f->after = calloc(f->n, sizeof(uint64_t));
+	f->seen = calloc(f->n, sizeof(uint64_t));
+	if (!f->before || !f->after || !f->seen || create_anon(self->fd, 0, size))
+		return -1;
+	f->p = mshare_attach(self->fd, NULL, RW, 0);
+	f->q = mshare_attach(self->fd, NULL, RW, 0);
+	if (f->p == MAP_FAILED || f->q == MAP_FAILED)
+		return -1;
+	/* No kcompactd moving pages between the reads compared. */
+	return set_knob(self, "/proc/sys/vm/compaction_proactiveness", "0");
+}
+
+/*
+ * Read the frames now through both attachments: the first page where they
+ * differ, -1 if none does, -2 if pagemap could not be read.
+ */
+static long frames_differ(struct frames *f)
+{
+	size_t k;
+
+	if (pfns(f->p, f->n, f->after) || pfns(f->q, f->n, f->seen))
+		return -2;
+	for (k = 0; k < f->n; k++)
+		if (f->after[k] != f->seen[k])
+			return k;
+	return -1;
+}
+
+static void frames_free(struct frames *f)
+{
+	munmap(f->q, A);
+	munmap(f->p, A);
+	free(f->before);
+	free(f->after);
+	free(f->seen);
+}
+
+/*
+ * One try: fault @p in fragmented, compact every zone (up to five times)
+ * under two writers; the number of region pages whose frame changed.
+ */
+static long compact_try(char *p, size_t size, uint64_t *before,
+			uint64_t *after, struct churner *c)
+{
+	size_t n = 2 * size / PG, moved = 0, k;
+	pid_t pid[2];
+	int i, round, bad = 0;
+
+	if (madvise(p, 2 * size, MADV_DONTNEED) ||
+	    fragmented_fault(p, 2 * size, 29) || pfns(p, n, before))
+		return -1;
 	for (k = 0; k < n; k++)
-		ASSERT_NE(0ULL, (unsigned long long)before[k]) TH_LOG("no PFN for page %zu", k);
+		if (!before[k])
+			return -1;
+	for (i = 0; i < 2; i++) {
+		c[i] = (struct churner){ p + i * size, size, 30 + 10 * i, 4 };
+		pid[i] = spawn(churn, &c[i]);
+		if (pid[i] <= 0)
+			return -1;
+	}
+	for (round = 0; round < 5 && !moved && !bad; round++) {
+		bad = write_str("/proc/sys/vm/compact_memory", "1\n") ||
+		      usleep(200000) || pfns(p, n, after);
+		for (k = 0; k < n && !bad; k++)
+			moved += before[k] != after[k];
+	}
+	for (i = 0; i < 2; i++)
+		bad |= wait_exit(pid[i]) != 0;
+	return bad ? -1 : (long)moved;
+}
+
+/*
+ * Compaction runs over region pages under readers and writers of the
+ * region: it scans (compact_migrate_scanned rises), every byte stays what
+ * it was, and all sharers, also one that attaches afterwards, see the same
+ * frames and the data.
+ *
+ * Whether it moves region pages depends on where its two scanners meet,
+ * i.e. on the layout of free memory: on a fresh boot the region's pages
+ * can all sit above that point (measured: 0 of 4096 moved in four tries
+ * in the first run after a boot, 2 boots of 3; every later run moved some).
+ * So up to four tries fault the region in anew until pages moved, and the
+ * count is logged, not asserted: mm.soft_offline moves chosen region pages
+ * through the same migration code, deterministically.
+ */
+TEST_F_TIMEOUT(mm, compaction, 240)
+{
+	const size_t size = 8 * MIB;
+	long scanned, migrated, moved = 0;
+	struct churner c[2];
+	struct frames f;
+	struct sharer s;
+	int i, try;
+
+	ASSERT_OK(frames_setup(self, &f, 2 * size));
 	scanned = vmstat("compact_migrate_scanned");
 	migrated = vmstat("pgmigrate_success");
 	ASSERT_LE(0, scanned);
 	ASSERT_LE(0, migrated);
-	for (i = 0; i < 2; i++) {
-		c[i] = (struct churner){ p + i * size, size, 30 + 10 * i, 4 };
-		pid[i] = spawn(churn, &c[i]);
-		ASSERT_LT(0, pid[i]);
+	for (try = 1; try <= 4 && !moved; try++) {
+		moved = compact_try(f.p, size, f.before, f.after, c);
+		ASSERT_LE(0, moved) TH_LOG("try %d: fault, compaction or a writer failed", try);
+		TH_LOG("try %d: %ld of %zu region pages moved", try, moved, f.n);
 	}
-	/* A full compaction of every zone, until region pages moved. */
-	for (round = 0; round < 5 && !moved; round++) {
-		ASSERT_OK(write_str("/proc/sys/vm/compact_memory", "1\n"));
-		usleep(200000);
-		ASSERT_OK(pfns(p, n, after));
-		for (k = 0; k < n; k++)
-			moved += before[k] != after[k];
-	}
-	for (i = 0; i < 2; i++)
-		ASSERT_EQ(0, wait_exit(pid[i]));
-	TH_LOG("%zu of %zu region pages moved in %d rounds; compact_migrate_scanned +%ld, pgmigrate_success +%ld",
-	       moved, n, round, vmstat("compact_migrate_scanned") - scanned,
+	TH_LOG("compact_migrate_scanned +%ld, pgmigrate_success +%ld",
+	       vmstat("compact_migrate_scanned") - scanned,
 	       vmstat("pgmigrate_success") - migrated);
 	ASSERT_LT(scanned, vmstat("compact_migrate_scanned"));
-	ASSERT_LT(migrated, vmstat("pgmigrate_success"));
-	ASSERT_LT(0UL, moved);
 
 	/* Data and frames as every sharer sees them. */
-	ASSERT_OK(pfns(p, n, after));
-	ASSERT_OK(pfns(q, n, seen));
-	for (k = 0; k < n; k++)
-		ASSERT_EQ(after[k], seen[k]) TH_LOG("page %zu", k);
+	ASSERT_EQ(-1, frames_differ(&f));
 	for (i = 0; i < 2; i++) {
-		ASSERT_PATTERN(p + i * size, size, c[i].seed + 3);
-		ASSERT_PATTERN(q + i * size, size, c[i].seed + 3);
+		ASSERT_PATTERN(f.p + i * size, size, c[i].seed + 3);
+		ASSERT_PATTERN(f.q + i * size, size, c[i].seed + 3);
 		s = (struct sharer){ self->fd, i * size, size, c[i].seed + 3,
-				     after + i * size / PG };
+				     f.after + i * size / PG };
 		ASSERT_EQ(0, run_child(sharer_sees, &s));
 	}
-	ASSERT_OK(munmap(q, A));
-	ASSERT_OK(munmap(p, A));
-	free(before);
-	free(after);
-	free(seen);
+	frames_free(&f);
+}
+
+/*
+ * Soft offline migrates the pages it is given to new frames: the migration
+ * compaction does (isolate, unmap through the region's rmap, copy, remap),
+ * on pages the test chooses. Each chosen page, offlined through another
+ * attachment than the one that wrote it, gets a new frame; every byte stays
+ * what it was; all sharers, also one that attaches afterwards, see the new
+ * frames. The old frames are retired for good: 32 pages of the guest.
+ *
+ * No writer runs meanwhile: under two writers, 11 of 32 region pages failed
+ * to migrate (EBUSY, "page migration failed") where shmem pages under the
+ * same writers did not (0 of 96); see the README, "Known limitations".
+ */
+TEST_F_TIMEOUT(mm, soft_offline, 120)
+{
+	const size_t size = 16 * MIB, step = 128;
+	struct frames f;
+	struct sharer s;
+	long migrated;
+	size_t k;
+
+	ASSERT_OK(frames_setup(self, &f, size));
+	fill(f.p, size, 31);
+	ASSERT_OK(pfns(f.p, f.n, f.before));
+	migrated = vmstat("pgmigrate_success");
+	ASSERT_LE(0, migrated);
+	for (k = 0; k < f.n; k += step) {
+		ASSERT_EQ(0, madvise(f.q + k * PG, PG, MADV_SOFT_OFFLINE)) {
+			TH_LOG("page %zu: %s", k, strerror(errno));
+		}
+	}
+	ASSERT_LE(migrated + (long)(f.n / step), vmstat("pgmigrate_success"));
+
+	ASSERT_EQ(-1, frames_differ(&f));
+	for (k = 0; k < f.n; k++) {
+		ASSERT_EQ(k % step == 0, f.before[k] != f.after[k]) {
+			TH_LOG("page %zu: frame %#llx before, %#llx after", k,
+			       (unsigned long long)f.before[k],
+			       (unsigned long long)f.after[k]);
+		}
+	}
+	ASSERT_PATTERN(f.p, size, 31);
+	ASSERT_PATTERN(f.q, size, 31);
+	s = (struct sharer){ self->fd, 0, size, 31, f.after };
+	ASSERT_EQ(0, run_child(sharer_sees, &s));
+	frames_free(&f);
 }
 
 static bool have_node1(void)
