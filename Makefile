@@ -5,7 +5,7 @@ BUILD := build
 S := scripts
 FLAVOURS := fast debug
 
-.PHONY: all test test-fast test-debug run bench bench-1500 shell guest deps lib \
+.PHONY: all test test-fast test-debug run bench bench-pt bench-1500 shell guest deps lib \
 	tree export cover-letter squash series \
 	kernels kernel-fast kernel-debug headers tests examples initramfs \
 	tools man-lint checkpatch check-harness stress stress-short \
@@ -53,6 +53,11 @@ run: deps
 bench: deps
 	@$(MAKE) --no-print-directory kernel-fast tests initramfs
 	@$(S)/bench.sh bench
+
+# Where a sharer's page tables come from: bench/results/pt-account.csv.
+bench-pt: deps
+	@$(MAKE) --no-print-directory kernel-fast tests initramfs
+	@$(S)/bench-pt.sh
 
 # 1,500 processes x 1 GiB in a 2 GiB guest: plain fails, msharefs works.
 bench-1500: deps
