@@ -31,16 +31,17 @@
 
 #define MSHARE_DIR	"/sys/fs/mshare"
 #define HUGE_DIR	"/dev/hugepages"
+#define THP_SHMEM	"/sys/kernel/mm/transparent_hugepage/shmem_enabled"
 #define PAGE		4096UL
 #define HPAGE		(2UL << 20)
 #define GIB		(1UL << 30)
 #define KIB		1024L
 
 /* The shared memory the benchmarks compare. */
-enum kind { K_NONE, K_MSHARE, K_MEMFD, K_HUGETLB, K_NKINDS };
+enum kind { K_NONE, K_MSHARE, K_MEMFD, K_HUGETLB, K_THP, K_NKINDS };
 
 static const char *const kind_names[K_NKINDS] = {
-	"none", "mshare", "memfd", "hugetlb",
+	"none", "mshare", "memfd", "hugetlb", "thp",
 };
 
 static inline int kind_parse(const char *s)

@@ -2,8 +2,10 @@
 /*
  * mshare_bench: N processes attach a populated region and read one byte
  * of every 4 KiB page of it, with an msharefs region, a plain MAP_SHARED
- * memfd, or a hugetlbfs file mapped at a 1 GiB-aligned address (where the
- * kernel's own PMD-table sharing applies). For each kind, size and N it
+ * memfd, a hugetlbfs file mapped at a 1 GiB-aligned address (where the
+ * kernel's own PMD-table sharing applies), or a memfd in transparent huge
+ * pages (shmem_enabled=advise and MADV_HUGEPAGE on every mapping, the
+ * peer most users would pick first). For each kind, size and N it
  * measures, while all N are attached: the rise of PageTables (total, per
  * process, and per process beyond an idle process: N children that map
  * nothing are measured the same way first), VmPTE, minor faults per
@@ -11,7 +13,7 @@
  * everything, the time for all of them to exit and be reaped, and free
  * memory. Prints "csv,..." lines and, with --table, a table.
  *
- *   mshare_bench [--kinds none,mshare,memfd,hugetlb] [--procs 1,16,256]
+ *   mshare_bench [--kinds none,mshare,memfd,hugetlb,thp] [--procs 1,16,256]
  *                [--sizes 64M,1G] [--table] [--guard-kb KB]
  *                [--plain-budget-gib G] [--budget-gib G] [--oom]
  *                [--cgroup DIR]
@@ -58,6 +60,7 @@ struct backing {
 	pid_t keeper;		/* hugetlb: holds a populated mapping */
 	int keeper_pipe;
 	long huge_restore;
+	char thp_restore[16];	/* thp: shmem_enabled before, or "" */
 	double populate_s;
 };
 
@@ -117,6 +120,14 @@ static void *attach(const struct backing *b)
 			    b->fd, 0);
 	case K_HUGETLB:
 		return map_gib_aligned(b->fd, b->size, PROT_READ | PROT_WRITE);
+	case K_THP:
+		/* Aligned, so that every 2 MiB of the file can be a PMD. */
+		p = map_gib_aligned(b->fd, b->size, PROT_READ | PROT_WRITE);
+		if (p != MAP_FAILED && madvise(p, b->size, MADV_HUGEPAGE)) {
+			munmap(p, b->size);
+			return MAP_FAILED;
+		}
+		return p;
 	}
 	return MAP_FAILED;
 }
@@ -161,6 +172,32 @@ static int start_keeper(struct backing *b)
 	return c ? 0 : -1;
 }
 
+/*
+ * Shmem in transparent huge pages where a mapping asks for them: save the
+ * selected shmem_enabled mode in @old and select "advise".
+ */
+static int thp_advise(char *old, size_t len)
+{
+	char buf[128], *a, *e;
+	int fd = open(THP_SHMEM, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	a = strchr(buf, '[');
+	e = a ? strchr(a, ']') : NULL;
+	if (!e || (size_t)(e - a) > len)
+		return -1;
+	memcpy(old, a + 1, e - a - 1);
+	old[e - a - 1] = '\0';
+	return write_file(THP_SHMEM, "advise\n");
+}
+
 /* Create and populate a @size object of @kind; 0 or -1. */
 static int backing_setup(struct backing *b, int kind, unsigned long size)
 {
@@ -181,6 +218,10 @@ static int backing_setup(struct backing *b, int kind, unsigned long size)
 		if (b->fd < 0 || mshare_map_anon(b->fd, 0, size))
 			return -1;
 		break;
+	case K_THP:
+		if (thp_advise(b->thp_restore, sizeof(b->thp_restore)))
+			return -1;
+		/* fall through */
 	case K_MEMFD:
 		b->fd = memfd_create("bench", 0);
 		if (b->fd < 0 || ftruncate(b->fd, size))
@@ -224,6 +265,8 @@ static void backing_free(struct backing *b)
 	if (b->path[0])
 		unlink(b->path);
 	hugepages_restore(b->huge_restore);
+	if (b->thp_restore[0])
+		write_file(THP_SHMEM, "%s\n", b->thp_restore);
 }
 
 /* ---------------------------------------------------------------- */
@@ -703,7 +746,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	}
 	return;
 usage:
-	fprintf(stderr, "usage: %s [--kinds none,mshare,memfd,hugetlb] [--procs N,..] [--sizes 64M,1G,..] [--table] [--guard-kb KB] [--plain-budget-gib G] [--budget-gib G] [--oom] [--cgroup DIR]\n",
+	fprintf(stderr, "usage: %s [--kinds none,mshare,memfd,hugetlb,thp] [--procs N,..] [--sizes 64M,1G,..] [--table] [--guard-kb KB] [--plain-budget-gib G] [--budget-gib G] [--oom] [--cgroup DIR]\n",
 		argv[0]);
 	exit(2);
 }
