@@ -1636,9 +1636,10 @@ TEST_F(backing, small_objects)
 	size_t i;
 
 	ASSERT_EQ(512 * GIB, A);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		ASSERT_EQ(0, create_anon(fd, obj[i].at, obj[i].size, RW))
 			TH_LOG("object %zu: %s", i, strerror(errno));
+	}
 	ASSERT_MAPS(p, mshare_attach(fd, NULL, RW, 0));
 	ASSERT_MAPS(q, mshare_attach(fd, NULL, PROT_READ, 0));
 	for (i = 0; i < n; i++)

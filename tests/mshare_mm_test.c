@@ -1407,8 +1407,9 @@ TEST_F_TIMEOUT(mm, ksm_prctl_merge_any, 90)
 						    (unsigned long long)pfn[k]);
 		ASSERT_NE(kpfn, pfn[k]);
 	}
-	for (k = 0; k < size; k++)
+	for (k = 0; k < size; k++) {
 		ASSERT_EQ(0x5a, p[k]) TH_LOG("byte %#zx", k);
+	}
 
 	/* Writes after the scans land in the region, for every sharer. */
 	fill(p, size, 61);
