@@ -38,10 +38,11 @@
 #define KIB		1024L
 
 /* The shared memory the benchmarks compare. */
-enum kind { K_NONE, K_MSHARE, K_MEMFD, K_HUGETLB, K_THP, K_NKINDS };
+enum kind { K_NONE, K_MSHARE, K_MEMFD, K_HUGETLB, K_THP, K_MSHARE_THP,
+	    K_NKINDS };
 
 static const char *const kind_names[K_NKINDS] = {
-	"none", "mshare", "memfd", "hugetlb", "thp",
+	"none", "mshare", "memfd", "hugetlb", "thp", "mshare-thp",
 };
 
 static inline int kind_parse(const char *s)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# make bench, in the guest: the sweep of N and size for the four kinds,
+# make bench, in the guest: the sweep of N and size for the five kinds,
 # first-touch fault cost, fork+exit cost and TLB shootdowns. Every result
 # is a csv line (csv, csv-touch, csv-fork, csv-tlb); the host collects them.
 set -eu
@@ -17,7 +17,7 @@ echo "csv-meta,date,$(date -u +%Y-%m-%d)"
 echo "csv-meta,cpus,$(nproc)"
 echo "csv-meta,memtotal_mib,$(awk '/MemTotal/ { printf "%d", $2 / 1024 }' /proc/meminfo)"
 case ",$parts," in *,share,*)
-	./mshare_bench --kinds hugetlb,mshare,thp,memfd --procs "$procs" \
+	./mshare_bench --kinds hugetlb,mshare,mshare-thp,thp,memfd --procs "$procs" \
 		--sizes "$sizes" --guard-kb 131072 --plain-budget-gib "$budget" \
 		--budget-gib "$budget_all" --table ;;
 esac

@@ -5,7 +5,9 @@
  * memfd, a hugetlbfs file mapped at a 1 GiB-aligned address (where the
  * kernel's own PMD-table sharing applies), or a memfd in transparent huge
  * pages (shmem_enabled=advise and MADV_HUGEPAGE on every mapping, the
- * peer most users would pick first). For each kind, size and N it
+ * peer most users would pick first), or an msharefs region whose object is
+ * in transparent huge pages (MADV_HUGEPAGE through the populating
+ * attachment: the region's objects are shmem). For each kind, size and N it
  * measures, while all N are attached: the rise of PageTables (total, per
  * process, and per process beyond an idle process: N children that map
  * nothing are measured the same way first), VmPTE, minor faults per
@@ -13,7 +15,7 @@
  * everything, the time for all of them to exit and be reaped, and free
  * memory. Prints "csv,..." lines and, with --table, a table.
  *
- *   mshare_bench [--kinds none,mshare,memfd,hugetlb,thp] [--procs 1,16,256]
+ *   mshare_bench [--kinds none,mshare,memfd,hugetlb,thp,mshare-thp] [--procs 1,16,256]
  *                [--sizes 64M,1G] [--table] [--guard-kb KB]
  *                [--plain-budget-gib G] [--budget-gib G] [--oom]
  *                [--cgroup DIR]
@@ -109,6 +111,7 @@ static void *attach(const struct backing *b)
 
 	switch (b->kind) {
 	case K_MSHARE:
+	case K_MSHARE_THP:
 		fd = open(b->path, O_RDWR);
 		if (fd < 0)
 			return MAP_FAILED;
@@ -134,7 +137,8 @@ static void *attach(const struct backing *b)
 
 static void detach(const struct backing *b, void *p)
 {
-	munmap(p, b->kind == K_MSHARE ? mshare_alignment(NULL) : b->size);
+	munmap(p, b->kind == K_MSHARE || b->kind == K_MSHARE_THP ?
+		  mshare_alignment(NULL) : b->size);
 }
 
 /* Hugetlb: a process that keeps the file mapped and populated. */
@@ -211,6 +215,10 @@ static int backing_setup(struct backing *b, int kind, unsigned long size)
 	b->keeper = -1;
 	b->huge_restore = -1;
 	switch (kind) {
+	case K_MSHARE_THP:
+		if (thp_advise(b->thp_restore, sizeof(b->thp_restore)))
+			return -1;
+		/* fall through */
 	case K_MSHARE:
 		snprintf(b->path, sizeof(b->path), MSHARE_DIR "/bench-%d",
 			 getpid());
@@ -248,6 +256,11 @@ static int backing_setup(struct backing *b, int kind, unsigned long size)
 	p = attach(b);
 	if (p == MAP_FAILED)
 		return -1;
+	/* For every sharer: the advice goes to the region's object. */
+	if (kind == K_MSHARE_THP && madvise(p, size, MADV_HUGEPAGE)) {
+		detach(b, p);
+		return -1;
+	}
 	touch_write(p, size);
 	detach(b, p);
 	b->populate_s = now_sec() - t;
@@ -639,23 +652,23 @@ static void table(void)
 	char flt[32];
 	int i;
 
-	msg("\n%-7s %5s %5s %8s %8s %8s %6s %13s %8s %8s %8s %7s  %s\n",
+	msg("\n%-10s %5s %5s %8s %8s %8s %6s %13s %8s %8s %8s %7s  %s\n",
 	    "kind", "size", "procs", "PT total", "PT/proc", "beyond", "VmPTE",
 	    "faults/proc", "sys ms", "attach+", "teardown", "MemFree", "");
-	msg("%-7s %5s %5s %8s %8s %8s %6s %13s %8s %8s %8s %7s  %s\n",
+	msg("%-10s %5s %5s %8s %8s %8s %6s %13s %8s %8s %8s %7s  %s\n",
 	    "", "MiB", "", "MiB", "KiB", "idle KiB", "KiB", "avg (max)",
 	    "/proc (1)", "touch s", "s", "MiB (2)", "");
 	for (i = 0; i < nresults; i++) {
 		r = &results[i];
 		if (!strcmp(r->status, "skipped") ||
 		    !strcmp(r->status, "setup-failed")) {
-			msg("%-7s %5lu %5ld  %s\n", kind_names[r->kind],
+			msg("%-10s %5lu %5ld  %s\n", kind_names[r->kind],
 			    r->size >> 20, r->procs, r->status);
 			continue;
 		}
 		snprintf(flt, sizeof(flt), "%ld (%ld)", r->flt_avg,
 			 r->flt_max);
-		msg("%-7s %5lu %5ld %8.1f %8.1f %8.1f %6ld %13s %8.1f %8.2f %8.2f %7ld  %s\n",
+		msg("%-10s %5lu %5ld %8.1f %8.1f %8.1f %6ld %13s %8.1f %8.2f %8.2f %7ld  %s\n",
 		    kind_names[r->kind], r->size >> 20, r->procs,
 		    r->pt_kb / 1024.0,
 		    r->reached ? (double)r->pt_kb / (r->reached + r->killed) : 0,
@@ -746,7 +759,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	}
 	return;
 usage:
-	fprintf(stderr, "usage: %s [--kinds none,mshare,memfd,hugetlb,thp] [--procs N,..] [--sizes 64M,1G,..] [--table] [--guard-kb KB] [--plain-budget-gib G] [--budget-gib G] [--oom] [--cgroup DIR]\n",
+	fprintf(stderr, "usage: %s [--kinds none,mshare,memfd,hugetlb,thp,mshare-thp] [--procs N,..] [--sizes 64M,1G,..] [--table] [--guard-kb KB] [--plain-budget-gib G] [--budget-gib G] [--oom] [--cgroup DIR]\n",
 		argv[0]);
 	exit(2);
 }
@@ -771,8 +784,9 @@ static void run_kind(const struct opts *o, int kind, unsigned long size,
 
 	ok = !backing_setup(&b, kind, size);
 	if (ok)
-		msg("# %s %lu MiB: populated in %.1f s\n", kind_names[kind],
-		    size >> 20, b.populate_s);
+		msg("# %s %lu MiB: populated in %.1f s, ShmemHugePages %ld MiB\n",
+		    kind_names[kind], size >> 20, b.populate_s,
+		    meminfo_kb_fast("ShmemHugePages") / 1024);
 	else
 		msg("# %s %lu MiB: setup failed: %s\n", kind_names[kind],
 		    size >> 20, strerror(errno));

@@ -26,7 +26,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 sizes=$(awk -F, 'NR > 1 && $1 != "none" { print $2 }' "$share" | sort -nu)
 for size in $sizes; do
-	for kind in none mshare memfd hugetlb thp; do
+	for kind in none mshare mshare-thp memfd hugetlb thp; do
 		awk -F, -v k="$kind" -v s="$size" \
 			'$1 == k && $2 == s && $16 == "ok" {
 				print $3, $6 / 1024, $12, $13, $8 }' \
@@ -35,7 +35,7 @@ for size in $sizes; do
 	label=$size
 	[ "$size" -lt 1024 ] && label="${size} MiB" || label="$((size / 1024)) GiB"
 	plots=()
-	for kind in mshare memfd hugetlb thp none; do
+	for kind in mshare mshare-thp memfd hugetlb thp none; do
 		[ -s "$tmp/$kind-$size.dat" ] && plots+=("$kind")
 	done
 	[ ${#plots[@]} -gt 1 ] || continue
@@ -80,8 +80,9 @@ sec=$tmp/section.md
 	echo "pages at a 1 GiB-aligned address (the kernel's PMD-table sharing,"
 	echo "which needs whole 1 GiB ranges), *thp* a memfd in transparent huge"
 	echo "pages (\`shmem_enabled=advise\`, \`MADV_HUGEPAGE\` on every mapping,"
-	echo "the peer most users pick first; absent from runs before it was"
-	echo "added). *PT/proc* is the rise of"
+	echo "the peer most users pick first), *mshare-thp* an msharefs region"
+	echo "whose object is in transparent huge pages (\`MADV_HUGEPAGE\` through"
+	echo "the attachment that populates it). *PT/proc* is the rise of"
 	echo "\`PageTables\` per process beyond what as many idle processes cost."
 	echo
 	echo "| size | N | kind | PT total MiB | PT/proc KiB | faults/proc (max) | attach+touch s | teardown s | note |"
