@@ -6,7 +6,10 @@
 # the series compiles only what the change touched. Commits that change
 # only documentation or selftests are not built again. The result, the
 # time it took and each commit's time go to tests/results/check-series.txt
-# (build/check-series.progress while it runs).
+# (build/check-series.progress while it runs). CHECK_SERIES_RESUME=1
+# keeps the commits that progress file lists as built (same position, same
+# hash) and builds the rest: after a run that was stopped, or after a
+# patch was added at the end of the series.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -18,13 +21,16 @@ fi
 export CCACHE_DIR=${CCACHE_DIR:-$BUILD/ccache} CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
 export CCACHE_BASEDIR=$wt CCACHE_NOHASHDIR=1
 command -v ccache >/dev/null || die "no ccache: run 'make deps'"
-start=$(date +%s)
 n=0
 progress=$BUILD/check-series.progress
-: >"$progress"
+[ -n "${CHECK_SERIES_RESUME:-}" ] && [ -f "$progress" ] || : >"$progress"
 for c in $(git -C "$KTREE" rev-list --reverse base..HEAD); do
-	git -C "$wt" checkout -q --detach "$c"
 	n=$((n + 1))
+	if grep -q "^$n $(git -C "$KTREE" rev-parse --short "$c") " "$progress"; then
+		log "built in an earlier run: $(git -C "$KTREE" log --oneline -1 "$c")"
+		continue
+	fi
+	git -C "$wt" checkout -q --detach "$c"
 	# A commit that changes only documentation or selftests builds what
 	# its parent built.
 	if ! git -C "$wt" diff --name-only "$c^" "$c" |
@@ -39,7 +45,8 @@ for c in $(git -C "$KTREE" rev-list --reverse base..HEAD); do
 		die "the series does not build at $(git -C "$KTREE" log --oneline -1 "$c")"
 	echo "$n $(git -C "$wt" log --format='%h %s' -1) ($(($(date +%s) - t)) s)" >>"$progress"
 done
-secs=$(($(date +%s) - start))
+# The build time of every commit, also of those built in an earlier run.
+secs=$(sed -n 's/.*(\([0-9]*\) s)$/\1/p' "$progress" | awk '{ s += $1 } END { print s + 0 }')
 {
 	echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
 	echo "series: $(git -C "$KTREE" rev-parse --short HEAD) ($n commits on $PINNED)"
