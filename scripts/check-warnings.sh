@@ -5,7 +5,7 @@
 # and fail on any warning either HEAD build has that base has not.
 # Warnings are compared without line numbers, which the series shifts;
 # mm/mshare.c, new, must have none. Files the fast config does not build
-# (mm/hmm.c) are named and skipped. Logs in $BUILD/check-warnings/, the
+# (mm/hmm.c; mm/mshare.c without MSHARE) are named and skipped. Logs in $BUILD/check-warnings/, the
 # result in tests/results/check-warnings.txt.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -39,7 +39,7 @@ warnings() {
 	for f in $files; do
 		[ -f "$tree/$f" ] || continue
 		if ! built "$tree" "$obj" "$f"; then
-			echo "skip $f (not in the fast config)" >>"$out/skipped.txt"
+			echo "skip $f at $name (not in its config)" >>"$out/skipped.txt"
 			continue
 		fi
 		if ! make -C "$tree" O="$obj" W=1 C=2 "${f%.c}.o" \

@@ -2,12 +2,15 @@
 # Write the README section between <!-- series-checks:begin --> and
 # <!-- series-checks:end --> from the results of the last runs of
 # make check-series, make check-warnings and scripts/hook-sites.sh, as
-# they are committed in tests/results/. 'make check-series' and
+# they are committed in tests/results/ (hook-sites.txt is written anew
+# here). 'make check-series' and
 # 'make check-warnings' run it; nothing in the section is typed by hand.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 res=$TOP/tests/results
+# The call sites are counted anew: they change with every series edit.
+"$TOP/scripts/hook-sites.sh" >"$res/hook-sites.txt"
 get() { sed -n "s/^$2: //p" "$res/$1" | head -1; }
 sec=$(mktemp)
 trap 'rm -f "$sec"' EXIT
