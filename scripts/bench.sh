@@ -7,13 +7,21 @@
 #                         the README's results section regenerated
 #   bench.sh bench-1500   make bench-1500: 1,500 processes x 1 GiB in a
 #                         guest too small for plain page tables
+#   bench.sh bench-change make bench-change: change, reclaim and fault
+#                         costs with many sharers (issue 14); CSV in
+#                         bench/results/bench-{change,reclaim,fault}.csv
+#                         (-FLAVOUR.csv for another kernel than fast), the
+#                         README's bench-change section regenerated
 # Knobs (environment): BENCH_PROCS, BENCH_SIZES/BENCH_SIZE,
-# BENCH_PLAIN_BUDGET_GIB, BENCH_BUDGET_GIB, BENCH_PARTS (see
-# bench/in-guest-*.sh), GUEST_MEM, LOGS (default build/logs).
+# BENCH_PLAIN_BUDGET_GIB, BENCH_BUDGET_GIB, BENCH_PARTS, BENCH_CHANGE_*,
+# BENCH_RECLAIM_*, BENCH_FAULT_* (see bench/in-guest-*.sh), GUEST_MEM,
+# LOGS (default build/logs), BENCH_FLAVOUR (default fast: the kernel of
+# build/obj-FLAVOUR, e.g. before).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-mode=${1:?usage: bench.sh run|bench|bench-1500}
+mode=${1:?usage: bench.sh run|bench|bench-1500|bench-change}
+flavour=${BENCH_FLAVOUR:-fast}
 out_dir=$BUILD/bench
 stage=$out_dir/stage-$mode
 hdrs=$BUILD/obj-headers/usr/include
@@ -23,8 +31,8 @@ build() {
 	local p
 	rm -rf "$stage"
 	mkdir -p "$stage" "$out_dir"
-	for p in mshare_bench fault_bench tlb_bench; do
-		"${CC:-cc}" -static -O2 -Wall -Wextra -isystem "$hdrs" \
+	for p in mshare_bench fault_bench tlb_bench change_bench; do
+		"${CC:-cc}" -static -O2 -Wall -Wextra -pthread -isystem "$hdrs" \
 			-I"$TOP/lib" -o "$stage/$p" "$TOP/bench/$p.c" \
 			"$BUILD/lib/libmshare.a"
 	done
@@ -35,7 +43,11 @@ build() {
 guest_env() {
 	local v
 	for v in BENCH_PROCS BENCH_SIZES BENCH_SIZE BENCH_PLAIN_BUDGET_GIB \
-		BENCH_BUDGET_GIB BENCH_PARTS; do
+		BENCH_BUDGET_GIB BENCH_PARTS BENCH_CHANGE_PARTS \
+		BENCH_CHANGE_PROCS BENCH_CHANGE_ROUNDS BENCH_CHANGE_STATES \
+		BENCH_CHANGE_MAX_SEC \
+		BENCH_RECLAIM_PROCS BENCH_RECLAIM_SIZE BENCH_RECLAIM_METHODS \
+		BENCH_FAULT_SIZE BENCH_FAULT_REPS; do
 		[ -z "${!v:-}" ] || printf '%s=%q ' "$v" "${!v}"
 	done
 }
@@ -47,14 +59,14 @@ boot() {
 	mkdir -p "$LOGS"
 	"$TOP/scripts/mkinitramfs.sh" --add "$stage" "$cmd" \
 		"$LOGS/bench-add.cpio.gz"
-	out=$LOGS/fast-guest.out
+	out=$LOGS/$flavour-guest.out
 	rm -f "$out"
-	"$TOP/scripts/host-boot-guest.sh" fast guest "$LOGS/bench-add.cpio.gz" &
+	"$TOP/scripts/host-boot-guest.sh" "$flavour" guest "$LOGS/bench-add.cpio.gz" &
 	pid=$!
 	tail -n +1 -F --pid="$pid" "$out" 2>/dev/null |
 		sed -u 's/\r$//; /^csv/d; /^# msharefs-guest-/d' || true
 	wait "$pid" || rc=$?
-	"$TOP/scripts/check-log.sh" "$LOGS/fast-guest.console" || rc=1
+	"$TOP/scripts/check-log.sh" "$LOGS/$flavour-guest.console" || rc=1
 	grep -q '^# msharefs-guest-done' "$out" ||
 		{ log "the guest did not finish"; rc=1; }
 	status=$(sed -n 's/^# msharefs-guest-exit=//p' "$out" | tr -d '\r')
@@ -76,6 +88,34 @@ extract() {
 		mv "$out_dir/$mode-csv.csv" "$out_dir/$mode-share.csv"
 }
 
+# The series the kernel was built from: obj-FLAVOUR/series-head if the
+# build left one, else the tree's HEAD now (the fast kernel's, normally).
+series_head() {
+	local f=$BUILD/obj-$flavour/series-head
+	if [ -f "$f" ]; then
+		tr -d '[:space:]' <"$f"
+	else
+		git -C "$KTREE" rev-parse --short=9 HEAD 2>/dev/null || echo unknown
+	fi
+}
+
+# bench/results/bench-PART[-FLAVOUR].csv from the csv-PART lines, with
+# the kernel (release + series head) as the first column.
+extract_change() {
+	local part kernel suffix= f
+	[ "$flavour" = fast ] || suffix=-$flavour
+	kernel="$(grep "^csv-meta,kernel," "$out_dir/$mode.out" | cut -d, -f3)@$(series_head)"
+	mkdir -p "$TOP/bench/results"
+	for part in change reclaim fault; do
+		f=$TOP/bench/results/bench-$part$suffix.csv
+		grep -q "^csv-$part," "$out_dir/$mode.out" || continue
+		grep "^csv-$part," "$out_dir/$mode.out" | cut -d, -f2- |
+			awk -v k="$kernel" 'NR == 1 { print "kernel," $0; next }
+				{ print k "," $0 }' >"$f"
+		log "wrote $f"
+	done
+}
+
 case "$mode" in
 run)
 	build
@@ -95,6 +135,13 @@ bench-1500)
 	export GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800}
 	boot in-guest-1500.sh
 	extract
+	;;
+bench-change)
+	build
+	export GUEST_MEM=${GUEST_MEM:-4G} GUEST_TIMEOUT=${GUEST_TIMEOUT:-3600}
+	boot in-guest-change.sh
+	extract_change
+	"$TOP/scripts/bench-change-report.sh"
 	;;
 *)
 	die "unknown mode $mode"

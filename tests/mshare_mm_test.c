@@ -791,6 +791,37 @@ static int zram_swap_on(FIXTURE_DATA(mm) *self)
 	return swapon(ZRAM_DEV, 0);
 }
 
+/* Writers of the region, each checking what it wrote, round by round. */
+struct churner {
+	char *p;
+	size_t size;
+	int seed;
+	int rounds;
+};
+
+static int churn(void *arg)
+{
+	struct churner *c = arg;
+	int r;
+
+	for (r = 0; r < c->rounds; r++) {
+		fill(c->p, c->size, c->seed + r);
+		if (FAILED(mismatch(c->p, c->size, c->seed + r) == -1))
+			return 1;
+	}
+	return 0;
+}
+
+/* Has child @pid exited? Leaves it to be reaped by wait_exit(). */
+static bool exited(pid_t pid)
+{
+	siginfo_t si = { 0 };
+
+	if (waitid(P_PID, pid, &si, WEXITED | WNOHANG | WNOWAIT))
+		return true;
+	return si.si_pid == pid;
+}
+
 /* MADV_PAGEOUT through an attachment swaps the region out, and back. */
 TEST_F_TIMEOUT(mm, swap_pageout, 60)
 {
@@ -827,27 +858,7 @@ TEST_F_TIMEOUT(mm, swap_pageout, 60)
 	self->swap_on = false;
 }
 
-/* ---- compaction, NUMA ----------------------------------------------- */
-
-struct churner {
-	char *p;
-	size_t size;
-	int seed;
-	int rounds;
-};
-
-static int churn(void *arg)
-{
-	struct churner *c = arg;
-	int r;
-
-	for (r = 0; r < c->rounds; r++) {
-		fill(c->p, c->size, c->seed + r);
-		if (FAILED(mismatch(c->p, c->size, c->seed + r) == -1))
-			return 1;
-	}
-	return 0;
-}
+/* ---- reclaim, compaction, NUMA ------------------------------------- */
 
 /* The PFNs of @n pages at @p, from pagemap (root sees them); 0 or -1. */
 static int pfns(char *p, size_t n, uint64_t *pfn)
@@ -999,6 +1010,64 @@ static void frames_free(struct frames *f)
 	free(f->before);
 	free(f->after);
 	free(f->seen);
+}
+
+/*
+ * Reclaim of region pages under writers of the region. Reclaim clears
+ * many PTEs of the region and flushes them in one batch through all the
+ * sharers, after the loop, not page by page; a write through an entry
+ * left cached past that flush would be lost with the swapped-out copy.
+ * Two writers (processes of their own, each checking every round what it
+ * wrote) run while a third attachment pages the whole object out again
+ * and again: both writers find all their data, pages went to swap, and
+ * every attachment and a new sharer read the last round.
+ */
+TEST_F_TIMEOUT(mm, swap_pageout_writers, 180)
+{
+	const size_t size = 16 * MIB;
+	long out0, pageouts = 0;
+	struct churner c[2];
+	struct sharer s;
+	pid_t pid[2];
+	char *p, *q;
+	int i;
+
+	ASSERT_EQ(0, zram_swap_on(self))
+		TH_LOG("zram swap: %s", strerror(errno));
+	ASSERT_OK(create_anon(self->fd, 0, size));
+	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
+	ASSERT_MAPS(q, mshare_attach(self->fd, NULL, RW, 0));
+	fill(p, size, 50);
+	out0 = vmstat("pswpout");
+	ASSERT_LE(0, out0);
+	for (i = 0; i < 2; i++) {
+		c[i] = (struct churner){ p + i * size / 2, size / 2,
+					 50 + 10 * i, 12 };
+		pid[i] = spawn(churn, &c[i]);
+		ASSERT_LT(0, pid[i]);
+	}
+	while (!exited(pid[0]) || !exited(pid[1])) {
+		ASSERT_OK(madvise(q, size, MADV_PAGEOUT));
+		pageouts++;
+	}
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, wait_exit(pid[i])) TH_LOG("writer %d", i);
+	TH_LOG("%ld page-outs under the writers, pswpout +%ld", pageouts,
+	       vmstat("pswpout") - out0);
+	ASSERT_LE(2, pageouts);
+	ASSERT_LT(out0 + (long)(size / PG / 4), vmstat("pswpout"));
+
+	for (i = 0; i < 2; i++) {
+		ASSERT_PATTERN(p + i * size / 2, size / 2, c[i].seed + 11);
+		ASSERT_PATTERN(q + i * size / 2, size / 2, c[i].seed + 11);
+		s = (struct sharer){ self->fd, i * size / 2, size / 2,
+				     c[i].seed + 11, NULL };
+		ASSERT_EQ(0, run_child(sharer_sees, &s));
+	}
+	ASSERT_OK(munmap(q, A));
+	ASSERT_OK(munmap(p, A));
+	swap_off();
+	self->swap_on = false;
 }
 
 /*
@@ -1336,6 +1405,39 @@ TEST_F_TIMEOUT(mm, numa_balancing, 90)
 	ASSERT_EQ(0, run_child(sharer_sees, &s));
 	ASSERT_OK(munmap(m, size));
 	close(mfd);
+	ASSERT_OK(munmap(p, A));
+}
+
+/* ---- per-VMA locks ---------------------------------------------------- */
+
+/*
+ * Faults on an attachment are served under VMA locks, the attachment's
+ * and the object's in the region, not the process's mmap_lock, once the
+ * unit is linked: every page but the first is a vma_lock_success, and few
+ * are aborted (before, each was: the attachment was refused its VMA lock).
+ * Needs CONFIG_PER_VMA_LOCK_STATS.
+ */
+TEST_F(mm, vma_lock_faults)
+{
+	const size_t size = 8 * MIB, n = size / PG;
+	long success, abort_;
+	char *p;
+
+	ASSERT_LE(0, vmstat("vma_lock_success"))
+		TH_LOG("no vma_lock_* in /proc/vmstat: CONFIG_PER_VMA_LOCK_STATS");
+	ASSERT_OK(create_anon(self->fd, 0, size));
+	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
+	p[0] = 1;
+	success = vmstat("vma_lock_success");
+	abort_ = vmstat("vma_lock_abort");
+	fill(p + PG, size - PG, 60);
+	success = vmstat("vma_lock_success") - success;
+	abort_ = vmstat("vma_lock_abort") - abort_;
+	TH_LOG("%zu faults: vma_lock_success +%ld, vma_lock_abort +%ld", n - 1,
+	       success, abort_);
+	ASSERT_LE((long)(n - 1), success);
+	ASSERT_GT((long)(n / 8), abort_);
+	ASSERT_PATTERN(p + PG, size - PG, 60);
 	ASSERT_OK(munmap(p, A));
 }
 
