@@ -5,7 +5,7 @@ BUILD := build
 S := scripts
 FLAVOURS := fast debug
 
-.PHONY: all test test-fast test-debug run bench bench-pt bench-1500 shell guest deps lib \
+.PHONY: all test test-fast test-debug run bench bench-pt bench-postgres bench-1500 bench-change shell guest deps lib \
 	tree export cover-letter squash series \
 	kernels kernel-fast kernel-debug headers tests examples initramfs \
 	tools man-lint checkpatch check-harness stress stress-short \
@@ -54,10 +54,27 @@ bench: deps
 	@$(MAKE) --no-print-directory kernel-fast tests initramfs
 	@$(S)/bench.sh bench
 
+# Change, reclaim and fault costs with many sharers (issue 14):
+# bench/results/bench-{change,reclaim,fault}.csv and the README's tables.
+# BENCH_FLAVOUR=before boots build/obj-before instead (CSV *-before.csv).
+BENCH_FLAVOUR ?= fast
+bench-change: deps
+	@if [ "$(BENCH_FLAVOUR)" = fast ]; then $(MAKE) --no-print-directory kernel-fast; fi
+	@$(MAKE) --no-print-directory tests initramfs
+	@BENCH_FLAVOUR=$(BENCH_FLAVOUR) $(S)/bench.sh bench-change
+
 # Where a sharer's page tables come from: bench/results/pt-account.csv.
 bench-pt: deps
 	@$(MAKE) --no-print-directory kernel-fast tests initramfs
 	@$(S)/bench-pt.sh
+
+# PostgreSQL 15, 1 GiB of shared buffers, pgbench select-only from 16 to
+# 1,000 clients, plain against the preload shim, in one boot of the
+# FLAVOUR kernel (default fast): bench/results/bench-postgres.csv and the
+# README's section. Knobs: PG_CLIENTS, PG_RUNS, PG_SECS, ... (the script).
+bench-postgres: deps
+	@$(MAKE) --no-print-directory $(if $(filter $(FLAVOURS),$(FLAVOUR)),kernel-$(FLAVOUR)) tests initramfs
+	@FLAVOUR=$(FLAVOUR) $(S)/bench-postgres.sh
 
 # 1,500 processes x 1 GiB in a 2 GiB guest: plain fails, msharefs works.
 bench-1500: deps
