@@ -1018,9 +1018,9 @@ static void frames_free(struct frames *f)
  * sharers, after the loop, not page by page; a write through an entry
  * left cached past that flush would be lost with the swapped-out copy.
  * Two writers (processes of their own, each checking every round what it
- * wrote) run while a third attachment pages the whole object out again
- * and again: both writers find all their data, pages went to swap, and
- * every attachment and a new sharer read the last round.
+ * wrote) run while a third attachment pages the object out, 1 MiB after
+ * another, round and round: both writers find all their data, pages went
+ * to swap, and every attachment and a new sharer read the last round.
  */
 TEST_F_TIMEOUT(mm, swap_pageout_writers, 180)
 {
@@ -1028,6 +1028,7 @@ TEST_F_TIMEOUT(mm, swap_pageout_writers, 180)
 	long out0, pageouts = 0;
 	struct churner c[2];
 	struct sharer s;
+	size_t off;
 	pid_t pid[2];
 	char *p, *q;
 	int i;
@@ -1046,14 +1047,15 @@ TEST_F_TIMEOUT(mm, swap_pageout_writers, 180)
 		pid[i] = spawn(churn, &c[i]);
 		ASSERT_LT(0, pid[i]);
 	}
-	while (!exited(pid[0]) || !exited(pid[1])) {
-		ASSERT_OK(madvise(q, size, MADV_PAGEOUT));
+	for (off = 0; !exited(pid[0]) || !exited(pid[1]);
+	     off = (off + MIB) % size) {
+		ASSERT_OK(madvise(q + off, MIB, MADV_PAGEOUT));
 		pageouts++;
 	}
 	for (i = 0; i < 2; i++)
 		ASSERT_EQ(0, wait_exit(pid[i])) TH_LOG("writer %d", i);
-	TH_LOG("%ld page-outs under the writers, pswpout +%ld", pageouts,
-	       vmstat("pswpout") - out0);
+	TH_LOG("%ld page-outs of 1 MiB under the writers, pswpout +%ld",
+	       pageouts, vmstat("pswpout") - out0);
 	ASSERT_LE(2, pageouts);
 	ASSERT_LT(out0 + (long)(size / PG / 4), vmstat("pswpout"));
 
