@@ -6,8 +6,10 @@
 #   hook-sites.sh            the call sites, one per line, then the counts
 #   hook-sites.sh --counts   "tests calls files" only (for the cover letter)
 #   hook-sites.sh --check    fail if CONFIG_MSHARE is tested outside
-#                            mm/mshare.c, include/linux/mshare.h and the
+#                            mm/mshare.c, include/linux/mshare.h, the
 #                            per-mm fields of include/linux/mm_types.h
+#                            and the reclaim batch's field of
+#                            include/linux/mm_types_task.h
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -34,12 +36,16 @@ case ${1:-} in
 --check)
 	cond='(#[[:space:]]*(if|elif)|IS_ENABLED|IS_BUILTIN).*CONFIG_MSHARE\b'
 	bad=$(git grep -nE "$cond" -- '*.c' '*.h' | grep -Ev "$own" |
-		grep -v '^include/linux/mm_types.h:' || true)
+		grep -Ev '^include/linux/mm_types(_task)?\.h:' || true)
 	[ -z "$bad" ] || die "CONFIG_MSHARE tested outside mm/mshare.c and include/linux/mshare.h:
 $bad"
-	n=$(git grep -cE "$cond" -- include/linux/mm_types.h | cut -d: -f2)
-	[ "${n:-0}" -le 1 ] || die "include/linux/mm_types.h tests CONFIG_MSHARE $n times (1 allowed: the per-mm fields)"
-	log "CONFIG_MSHARE is tested only in mm/mshare.c, include/linux/mshare.h and mm_types.h's per-mm fields"
+	for f in mm_types.h:"the per-mm fields" \
+		 mm_types_task.h:"the region of a reclaim batch"; do
+		n=$(git grep -cE "$cond" -- "include/linux/${f%%:*}" | cut -d: -f2)
+		[ "${n:-0}" -le 1 ] ||
+			die "include/linux/${f%%:*} tests CONFIG_MSHARE $n times (1 allowed: ${f#*:})"
+	done
+	log "CONFIG_MSHARE is tested only in mm/mshare.c, include/linux/mshare.h, mm_types.h's per-mm fields and mm_types_task.h's batch field"
 	;;
 '')
 	(sites "$tests"; sites "$calls") | sort -t: -k1,1 -k2,2n -u
