@@ -858,6 +858,48 @@ TEST_F_TIMEOUT(mm, swap_pageout, 60)
 	self->swap_on = false;
 }
 
+/*
+ * The only sharer of a region, alone on its CPU, pages out its pages and
+ * flushes each one as it goes, at its own address (msharefs.rst). Write
+ * through the same attachment right after: a flush at a wrong address
+ * would leave the old entries, the writes would land in the freed pages,
+ * and a second attachment would read the pages back from swap without
+ * them.
+ */
+TEST_F_TIMEOUT(mm, swap_pageout_own_tlb, 60)
+{
+	const size_t size = 8 * MIB, off = 2 * MIB + 3 * PG;
+	int cpu = sched_getcpu();
+	long used0, used1;
+	cpu_set_t cpus;
+	char *p, *q;
+
+	ASSERT_LE(0, cpu);
+	CPU_ZERO(&cpus);
+	CPU_SET(cpu, &cpus);
+	ASSERT_OK(sched_setaffinity(0, sizeof(cpus), &cpus));
+	ASSERT_EQ(0, zram_swap_on(self))
+		TH_LOG("zram swap: %s", strerror(errno));
+	ASSERT_OK(create_anon(self->fd, off, size));
+	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
+	tag_pages(p + off, size, 1);
+	used0 = swap_used_kb();
+	ASSERT_OK(madvise(p + off, size, MADV_PAGEOUT));
+	used1 = swap_used_kb();
+	TH_LOG("swap used %ld -> %ld kB", used0, used1);
+	/* Most pages went out: swap counts the slots taken. */
+	ASSERT_LE(used0 + (long)(size / 2 / KIB), used1);
+	tag_pages(p + off, size, 2);
+	ASSERT_EQ(-1, tag_mismatch(p + off, size, 2));
+
+	ASSERT_MAPS(q, mshare_attach(self->fd, NULL, RW, 0));
+	ASSERT_EQ(-1, tag_mismatch(q + off, size, 2));
+	ASSERT_OK(munmap(q, A));
+	ASSERT_OK(munmap(p, A));
+	swap_off();
+	self->swap_on = false;
+}
+
 /* ---- reclaim, compaction, NUMA ------------------------------------- */
 
 /* The PFNs of @n pages at @p, from pagemap (root sees them); 0 or -1. */

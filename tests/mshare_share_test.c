@@ -819,6 +819,75 @@ TEST_F_TIMEOUT(region, tlb_replace_middle_page, 600)
 	tlb_run(_metadata, self->fd, self->path, self->align, &cfg);
 }
 
+#define OWN_PAGES	64
+#define OWN_ROUNDS	60
+
+/*
+ * A sharer that changes the region while it runs on its CPU alone flushes
+ * only the changed range of its own attachment, at its own address, which
+ * is not the region's (msharefs.rst). Unmap 1, 3 and 40 pages (40 is past
+ * the kernel's single-page flush ceiling) of an object placed at an odd
+ * region offset, right after writing them, and read them back through the
+ * same attachment: a flush at a wrong address would leave the entries just
+ * used, and the read would return the old page instead of SIGSEGV.
+ */
+TEST_F(region, tlb_own_attachment_range)
+{
+	static const unsigned long holes[] = { 1, 3, 40 };
+	struct sigaction sa = { .sa_handler = tlb_on_segv,
+				.sa_flags = SA_NODEFER };
+	unsigned long obj = 2 * MIB + 5 * PAGE, r, i, k, n;
+	unsigned long stale = 0, bad = 0, segvs = 0, want_segvs = 0;
+	int cpu = sched_getcpu();
+	cpu_set_t cpus;
+	uint64_t v;
+	char *w;
+	bool ok;
+
+	ASSERT_LE(0, cpu);
+	CPU_ZERO(&cpus);
+	CPU_SET(cpu, &cpus);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpus), &cpus));
+	ASSERT_EQ(0, sigaction(SIGSEGV, &sa, NULL));
+	ASSERT_EQ(0, place(self->fd, obj, OWN_PAGES * PAGE,
+			   PROT_READ | PROT_WRITE, -1));
+	w = mshare_attach(self->fd, NULL, PROT_READ | PROT_WRITE, 0);
+	ASSERT_NE(MAP_FAILED, w);
+	w += obj;
+
+	for (r = 1; r <= OWN_ROUNDS; r++) {
+		n = holes[r % 3];
+		k = (r * 7) % (OWN_PAGES - n + 1);
+		for (i = 0; i < OWN_PAGES; i++)
+			*(volatile uint64_t *)(w + i * PAGE) = r;
+		ASSERT_EQ(0, mshare_unmap(self->fd, obj + k * PAGE, n * PAGE));
+		for (i = 0; i < OWN_PAGES; i++) {
+			v = 0;
+			ok = tlb_read(w + i * PAGE, &v);
+			if (i < k || i >= k + n)
+				bad += !ok || v != r;
+			else if (ok)
+				stale++;
+			else
+				segvs++;
+		}
+		want_segvs += n;
+		ASSERT_EQ(0, place(self->fd, obj + k * PAGE, n * PAGE,
+				   PROT_READ | PROT_WRITE, -1));
+		for (i = k; i < k + n; i++) {
+			v = 1;
+			ok = tlb_read(w + i * PAGE, &v);
+			bad += !ok || v != 0;
+		}
+	}
+	ksft_print_msg("%d rounds on CPU %d: %lu SIGSEGV, %lu stale, %lu bad\n",
+		       OWN_ROUNDS, cpu, segvs, stale, bad);
+	EXPECT_EQ(0UL, stale);
+	EXPECT_EQ(0UL, bad);
+	EXPECT_EQ(want_segvs, segvs);
+	munmap(w - obj, self->align);
+}
+
 /* ------------------------------------------------------------------ */
 /* 3. Every other system call on an attachment acts on the region      */
 /* ------------------------------------------------------------------ */
