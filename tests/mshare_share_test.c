@@ -888,6 +888,137 @@ TEST_F(region, tlb_own_attachment_range)
 	munmap(w - obj, self->align);
 }
 
+#define SLEEPERS	3
+#define SLEEP_ROUNDS	150
+
+/* A sleeper's report of one round: what it read, and whether it could. */
+struct sleep_report {
+	uint64_t value;
+	uint64_t ok;
+};
+
+/*
+ * Sleeper @id: block until the parent sends a round, read the first page
+ * of the object through the attachment at @base and report what it read;
+ * round 0 ends it (each sleeper holds the others' pipes, so none would
+ * see an end of file).
+ */
+static void sleeper(int id, const char *base, int go, int done)
+{
+	struct sigaction sa = { .sa_handler = tlb_on_segv,
+				.sa_flags = SA_NODEFER };
+	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct sleep_report rep;
+	uint64_t round;
+	cpu_set_t cpus;
+
+	CPU_ZERO(&cpus);
+	CPU_SET((id + 1) % (ncpus > 0 ? ncpus : 1), &cpus);
+	if (sched_setaffinity(0, sizeof(cpus), &cpus) ||
+	    sigaction(SIGSEGV, &sa, NULL))
+		_exit(10);
+	while (read(go, &round, sizeof(round)) == sizeof(round) && round) {
+		rep.value = 0;
+		rep.ok = tlb_read(base, &rep.value);
+		if (write(done, &rep, sizeof(rep)) != sizeof(rep))
+			_exit(11);
+	}
+	_exit(0);
+}
+
+/*
+ * Sharers that sleep are not interrupted for a change; they catch up when
+ * their CPU loads them again (msharefs.rst). Each of three sleepers, on a
+ * CPU of its own, reads the object's page, which caches its entry, and
+ * blocks: its CPU idles with the sleeper's address space still loaded
+ * (lazy TLB). The parent then replaces the page by one holding the next
+ * round's value and wakes them; each must read that value, where a stale
+ * entry would still show the last round's. Under QEMU, loading CR3 empties
+ * the whole TLB, so only a CPU that stayed lazy can keep a stale entry for
+ * this test to see.
+ */
+TEST_F_TIMEOUT(region, tlb_sleeping_sharers, 300)
+{
+	int go[SLEEPERS][2], done[SLEEPERS][2], mfd[2] = { -1, -1 };
+	unsigned long stale = 0, bad = 0, r;
+	struct sleep_report rep;
+	pid_t pids[SLEEPERS];
+	cpu_set_t cpus;
+	uint64_t round;
+	char *w;
+	int i;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < SLEEPERS + 1)
+		SKIP(return, "needs %d CPUs", SLEEPERS + 1);
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpus), &cpus));
+	ASSERT_EQ(0, place(self->fd, 0, PAGE, PROT_READ | PROT_WRITE, -1));
+	w = mshare_attach(self->fd, NULL, PROT_READ | PROT_WRITE, 0);
+	ASSERT_NE(MAP_FAILED, w);
+	*(volatile uint64_t *)w = 1;
+
+	for (i = 0; i < SLEEPERS; i++) {
+		ASSERT_EQ(0, pipe(go[i]));
+		ASSERT_EQ(0, pipe(done[i]));
+		fflush(NULL);
+		pids[i] = fork();
+		ASSERT_LE(0, pids[i]);
+		if (!pids[i]) {
+			child_init();
+			sleeper(i, w, go[i][0], done[i][1]);
+		}
+		close(go[i][0]);
+		close(done[i][1]);
+	}
+
+	for (r = 1; r <= SLEEP_ROUNDS; r++) {
+		round = r;
+		for (i = 0; i < SLEEPERS; i++)
+			ASSERT_EQ((ssize_t)sizeof(round),
+				  write(go[i][1], &round, sizeof(round)));
+		for (i = 0; i < SLEEPERS; i++) {
+			ASSERT_EQ((ssize_t)sizeof(rep),
+				  read(done[i][0], &rep, sizeof(rep)));
+			if (rep.ok && rep.value == r - 1)
+				stale++;
+			else if (!rep.ok || rep.value != r)
+				bad++;
+		}
+		/*
+		 * The sleepers block again, their CPUs idle: replace the page.
+		 * The old one stays in its memfd until the next round is read,
+		 * so that a stale entry reads its old value, not a page that
+		 * was reused meanwhile.
+		 */
+		usleep(2000);
+		if (mfd[r % 2] >= 0)
+			close(mfd[r % 2]);
+		mfd[r % 2] = memfd_sized("sleep", MFD_CLOEXEC, PAGE);
+		ASSERT_LE(0, mfd[r % 2]);
+		ASSERT_EQ(0, mshare_unmap(self->fd, 0, PAGE));
+		ASSERT_EQ(0, place(self->fd, 0, PAGE,
+				   PROT_READ | PROT_WRITE, mfd[r % 2]));
+		*(volatile uint64_t *)w = r + 1;
+	}
+	for (i = 0; i < 2; i++)
+		if (mfd[i] >= 0)
+			close(mfd[i]);
+	round = 0;
+	for (i = 0; i < SLEEPERS; i++) {
+		EXPECT_EQ((ssize_t)sizeof(round),
+			  write(go[i][1], &round, sizeof(round)));
+		close(go[i][1]);
+		EXPECT_EQ(0, wait_exit(pids[i]));
+		close(done[i][0]);
+	}
+	ksft_print_msg("%d sleepers, %d rounds: %lu stale, %lu bad\n",
+		       SLEEPERS, SLEEP_ROUNDS, stale, bad);
+	EXPECT_EQ(0UL, stale);
+	EXPECT_EQ(0UL, bad);
+	munmap(w, self->align);
+}
+
 /* ------------------------------------------------------------------ */
 /* 3. Every other system call on an attachment acts on the region      */
 /* ------------------------------------------------------------------ */
