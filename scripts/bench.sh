@@ -135,6 +135,8 @@ bench-1500)
 	export GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800}
 	boot in-guest-1500.sh
 	extract
+	cp "$out_dir/$mode-share.csv" "$TOP/bench/results/bench-1500-share.csv"
+	"$TOP/scripts/bench-1500-report.sh"
 	;;
 bench-change)
 	build
