@@ -163,8 +163,8 @@ static const struct {
 	[R_MSYNC_ASYNC]		= { "msync-async", 0 },
 	[R_MSYNC_SYNC]		= { "msync-sync", 0, ENOMEM },
 	[R_MINCORE]		= { "mincore", 0 },
-	[R_MBIND]		= { "mbind", 0 },
-	[R_MBIND_PART]		= { "mbind-part", EINVAL },
+	[R_MBIND]		= { "mbind", 0, EFAULT },	/* holes */
+	[R_MBIND_PART]		= { "mbind-part", 0, EFAULT },
 	[R_MOVE_PAGES]		= { "move_pages", 0 },	/* status checked */
 	[R_PVM_READV]		= { "process_vm_readv", 0, EFAULT },
 	[R_PROC_MEM]		= { "proc-mem", 0, EIO },
@@ -365,7 +365,6 @@ struct att {
 	char *addr;		/* NULL: free */
 	int fd;
 	int rw;
-	int mbind_node;		/* the policy mbind gave it whole, or -1 */
 };
 
 struct tctx {
@@ -709,7 +708,6 @@ static void op_attach(struct tctx *c)
 	a->addr = p;
 	a->fd = fd;
 	a->rw = rw;
-	a->mbind_node = -1;
 }
 
 static void detach(struct att *a)
@@ -1332,8 +1330,6 @@ static int mprotect_same(struct att *a, int r, int slot)
 
 /* The advice the last R_MADVISE or R_MADVISE_PART of this thread gave. */
 static __thread int last_advice;
-/* The node the last R_MBIND or R_MBIND_PART of this thread bound to. */
-static __thread int last_node;
 
 /*
  * What a reader may not do to everyone else (msharefs.rst, "Who may do
@@ -1351,6 +1347,8 @@ static int reader_refusal(int r)
 	case R_PROCESS_MADVISE:
 	case R_MLOCK:
 	case R_MLOCK2:
+	case R_MBIND:
+	case R_MBIND_PART:
 		return EPERM;
 	case R_MADVISE:
 	case R_MADVISE_PART:
@@ -1363,6 +1361,28 @@ static int reader_refusal(int r)
 			return 0;
 		}
 		return EPERM;
+	}
+	return 0;
+}
+
+/*
+ * Is @status what msharefs.rst documents for move_pages() of a region
+ * page through a writer's (@rw) or reader's attachment, asked to @move
+ * it to @node or where it is?
+ */
+static int move_status_ok(int rw, int move, int node, int status)
+{
+	if (move && !rw)
+		return status == -EACCES;
+	if (status >= 0)
+		return move ? status == node : status == 0 || status == 1;
+	switch (-status) {
+	case ENOENT:
+	case EFAULT:
+		return 1;
+	case EBUSY:
+	case ENOMEM:
+		return move;
 	}
 	return 0;
 }
@@ -1492,14 +1512,11 @@ static int refused_op(struct att *a, int r, int slot)
 	case R_MBIND_PART: {
 		unsigned long mask;
 
-		last_node = rn(2);
-		mask = 1UL << last_node;
+		mask = 1UL << rn(2);
 		if (r == R_MBIND_PART)
 			len = HPAGE, base = obj;
 		ret = syscall(SYS_mbind, base, len, MPOL_BIND, &mask, 64,
 			      rn(2) ? MPOL_MF_MOVE : 0);
-		if (!ret && r == R_MBIND)
-			a->mbind_node = last_node;
 		break;
 	}
 	case R_MOVE_PAGES: {
@@ -1511,14 +1528,14 @@ static int refused_op(struct att *a, int r, int slot)
 		ret = syscall(SYS_move_pages, 0, 1, pages,
 			      move ? node : NULL, status, 0);
 		/*
-		 * "skip the attachment or fail with EFAULT": moving, the
-		 * page's status is EFAULT (not migratable); asking where it
-		 * is, the attachment has no page of its own (ENOENT).
+		 * The region's page, as for any mapping: asked, its node or
+		 * ENOENT (none) or EFAULT (a hole); moved, the node asked
+		 * for or why not, EACCES through a reader's attachment.
 		 */
-		if (!ret && status[0] != (move ? -EFAULT : -ENOENT))
-			FAIL(unexpected, "move_pages (%s) on an attachment: "
-			     "status %d, documented %d", move ? "move" : "query",
-			     status[0], move ? -EFAULT : -ENOENT);
+		if (!ret && !move_status_ok(a->rw, move, node[0], status[0]))
+			FAIL(unexpected, "move_pages (%s) on %s attachment: "
+			     "status %d", move ? "move" : "query",
+			     a->rw ? "a writer's" : "a reader's", status[0]);
 		break;
 	}
 	case R_PVM_READV: {
@@ -1637,14 +1654,6 @@ static int documented(struct att *a, int r, int *res)
 
 	if (!a->rw && reader_refusal(r)) {
 		res[n++] = reader_refusal(r);
-		return n;
-	}
-	/*
-	 * Of a part, EINVAL like a partial munmap, unless the attachment
-	 * already has that policy: nothing to change, as for any VMA.
-	 */
-	if (r == R_MBIND_PART) {
-		res[n++] = last_node == a->mbind_node ? 0 : EINVAL;
 		return n;
 	}
 	if (r != R_MADVISE && r != R_MADVISE_PART) {

@@ -1310,16 +1310,58 @@ static bool have_node1(void)
 	return !access("/sys/devices/system/node/node1", F_OK);
 }
 
+static int page_node(void *addr);
+
+/* A region opened read-only, with an object of @size at offset 0. */
+struct numa_reader {
+	int fd;
+	size_t size;
+};
+
+/* A reader's move_pages(): it may query the region's pages, not move them. */
+static int numa_reader_moves(void *arg)
+{
+	const struct numa_reader *rd = arg;
+	void *pages[4];
+	int nodes[4], status[4], i;
+	char *q;
+
+	q = mshare_attach(rd->fd, NULL, PROT_READ, 0);
+	if (FAILED(q != MAP_FAILED))
+		return 1;
+	for (i = 0; i < 4; i++) {
+		pages[i] = q + i * (rd->size / 4);
+		nodes[i] = 0;
+		status[i] = 1234;
+	}
+	if (FAILED(!syscall(__NR_move_pages, 0, 4, pages, NULL, status, 0)))
+		return 2;
+	for (i = 0; i < 4; i++)
+		if (FAILED(status[i] == 1))
+			return 3;
+	if (FAILED(!syscall(__NR_move_pages, 0, 4, pages, nodes, status,
+			    MPOL_MF_MOVE)))
+		return 4;
+	for (i = 0; i < 4; i++)
+		if (FAILED(status[i] == -EACCES))
+			return 5;
+	return munmap(q, A) ? 6 : 0;
+}
+
 /*
- * migrate_pages() skips attachments: it succeeds and the region's pages
- * stay intact. move_pages() sees no page it could query or move there.
+ * move_pages() through a writer's attachment queries and moves the
+ * region's pages, as those of a mapping of the object; a reader may only
+ * query (EACCES per page, as for a page another process maps). A hole is
+ * EFAULT. migrate_pages() moves the process's own pages and skips the
+ * region's, which are everyone's: it succeeds and they stay intact.
  */
 TEST_F(mm, numa_migrate_move_pages)
 {
 	unsigned long from = 1, to = 2;
 	const size_t size = 4 * MIB;
-	void *pages[4];
-	int nodes[4], status[4];
+	struct numa_reader rd = { .size = size };
+	void *pages[5];
+	int nodes[5], status[5];
 	long ret;
 	char *p;
 	int i;
@@ -1338,53 +1380,279 @@ TEST_F(mm, numa_migrate_move_pages)
 		nodes[i] = 1;
 		status[i] = 1234;
 	}
-	ASSERT_OK(syscall(__NR_move_pages, 0, 4, pages, NULL, status, 0));
-	TH_LOG("move_pages query status %d", status[0]);
+	pages[4] = p + 2 * size;	/* a hole of the region */
+	nodes[4] = 1;
+	ASSERT_OK(syscall(__NR_move_pages, 0, 5, pages, NULL, status, 0));
 	for (i = 0; i < 4; i++)
-		ASSERT_EQ(-ENOENT, status[i]);
-	ASSERT_OK(syscall(__NR_move_pages, 0, 4, pages, nodes, status,
+		ASSERT_EQ(page_node(pages[i]), status[i]);
+	ASSERT_EQ(-EFAULT, status[4]);
+	ASSERT_OK(syscall(__NR_move_pages, 0, 5, pages, nodes, status,
 			  MPOL_MF_MOVE));
-	TH_LOG("move_pages move status %d", status[0]);
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(1, status[i]);
+		ASSERT_EQ(1, page_node(pages[i]));
+	}
+	ASSERT_EQ(-EFAULT, status[4]);
+	ASSERT_PATTERN(p, size, 40);
+
+	rd.fd = open(self->path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, rd.fd);
+	ASSERT_EQ(0, run_child(numa_reader_moves, &rd));
+	close(rd.fd);
 	for (i = 0; i < 4; i++)
-		ASSERT_EQ(-EFAULT, status[i]);
+		ASSERT_EQ(1, page_node(pages[i]));
 	ASSERT_PATTERN(p, size, 40);
 	ASSERT_OK(munmap(p, A));
 }
 
-/*
- * mbind() on an attachment: a part would split it: EINVAL; the whole
- * attachment takes the policy (its pages are not migrated: they are the
- * region's). Either way the attachment stays one VMA.
- */
-TEST_F(mm, numa_mbind)
+/* The node of the page at @addr, as get_mempolicy() tells; -1 if none. */
+static int page_node(void *addr)
 {
-	unsigned long node1 = 2;
-	const size_t size = 4 * MIB;
+	int node = -1;
+
+	if (syscall(__NR_get_mempolicy, &node, NULL, 0, addr,
+		    MPOL_F_NODE | MPOL_F_ADDR))
+		return -1;
+	return node;
+}
+
+/* The policy mode at @addr and its nodes in @nodes; -1 on error. */
+static int addr_policy(void *addr, unsigned long *nodes)
+{
+	int mode = -1;
+
+	*nodes = 0;
+	if (syscall(__NR_get_mempolicy, &mode, nodes, 8 * sizeof(*nodes),
+		    addr, MPOL_F_ADDR))
+		return -1;
+	return mode;
+}
+
+/* Pages of [@p, @p + @len) on node 0, on node 1, and elsewhere or none. */
+static void count_nodes(char *p, size_t len, long n[3])
+{
+	size_t i;
+	int node;
+
+	n[0] = n[1] = n[2] = 0;
+	for (i = 0; i < len / PG; i++) {
+		node = page_node(p + i * PG);
+		n[node == 0 || node == 1 ? node : 2]++;
+	}
+}
+
+/* Does the numa_maps line at @addr hold each of the words of @want? */
+static bool numa_line_has(void *addr, const char *const *want, int n)
+{
+	char line[1024];
+	int i;
+
+	if (proc_line("numa_maps", addr, line, sizeof(line)))
+		return false;
+	for (i = 0; i < n; i++)
+		if (!strstr(line, want[i])) {
+			fprintf(stderr, "# numa_maps: no \"%s\" in %s", want[i],
+				line);
+			return false;
+		}
+	return true;
+}
+
+/* What a sharer checks or does at its own address. */
+struct numa_sharer {
+	int fd;			/* the region, opened for reading or writing */
+	size_t size;		/* of the object at offset 0 */
+	int prot;
+};
+
+/*
+ * Another sharer, at an address of its own: the second half of the object
+ * is bound to node 1 and lives there, the first half has no policy.
+ */
+static int numa_sharer_sees_bind(void *arg)
+{
+	const char *const bind[] = { "bind:1", "N1=" };
+	const char *const dflt[] = { "default" };
+	struct numa_sharer *ns = arg;
+	char *q = mshare_attach(ns->fd, NULL, ns->prot, 0);
+	size_t half = ns->size / 2;
+	unsigned long nodes;
+	long n[3];
+
+	if (FAILED(q != MAP_FAILED))
+		return 1;
+	if (FAILED(addr_policy(q + half, &nodes) == MPOL_BIND) ||
+	    FAILED(nodes == 2) ||
+	    FAILED(addr_policy(q, &nodes) == MPOL_DEFAULT))
+		return 2;
+	count_nodes(q + half, half, n);
+	if (FAILED(n[1] == (long)(half / PG)))
+		return 3;
+	if (FAILED(numa_line_has(q + half, bind, 2)) ||
+	    FAILED(numa_line_has(q, dflt, 1)))
+		return 4;
+	return munmap(q, A) ? 5 : 0;
+}
+
+/*
+ * mbind() through a writer's attachment sets the policy of the region's
+ * object there, for every sharer, as a thread's does for its siblings:
+ * a part of the object splits it in the region, not the attachment, which
+ * stays one VMA. MPOL_MF_MOVE moves the region's pages. Another sharer
+ * sees the policy in get_mempolicy() and numa_maps, at its own address.
+ */
+TEST_F(mm, numa_mbind_region)
+{
+	struct numa_sharer ns = { .fd = self->fd, .size = 4 * MIB,
+				  .prot = RW };
+	const size_t half = ns.size / 2;
+	unsigned long node1 = 2, nodes;
 	char line[1024], want[64];
-	long ret;
+	long n[3];
 	char *p;
 
 	ASSERT_TRUE(have_node1());
-	ASSERT_OK(create_anon(self->fd, 0, size));
+	ASSERT_OK(create_anon(self->fd, 0, ns.size));
 	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
-	fill(p, size, 41);
+	fill(p, ns.size, 41);
 	snprintf(want, sizeof(want), "%lx-%lx ", (unsigned long)p,
 		 (unsigned long)p + A);
 
-	ASSERT_FAILS(EINVAL, syscall(__NR_mbind, p, size, MPOL_BIND, &node1,
-				     8 * sizeof(long), MPOL_MF_MOVE));
+	ASSERT_OK(syscall(__NR_mbind, p + half, half, MPOL_BIND, &node1,
+			  8 * sizeof(long), MPOL_MF_MOVE));
 	ASSERT_OK(proc_line("maps", p, line, sizeof(line)));
 	ASSERT_EQ(0, strncmp(line, want, strlen(want))) TH_LOG("%s", line);
-	ret = syscall(__NR_mbind, p, A, MPOL_BIND, &node1, 8 * sizeof(long),
-		      MPOL_MF_MOVE);
-	TH_LOG("mbind of the attachment: %ld (%s)", ret,
-	       ret ? strerror(errno) : "ok");
-	ASSERT_EQ(0, ret);
-	ASSERT_OK(proc_line("maps", p, line, sizeof(line)));
-	ASSERT_EQ(0, strncmp(line, want, strlen(want))) TH_LOG("%s", line);
-	ASSERT_PATTERN(p, size, 41);
-	fill(p, size, 42);
-	ASSERT_PATTERN(p, size, 42);
+	ASSERT_EQ(MPOL_BIND, addr_policy(p + half, &nodes));
+	ASSERT_EQ(2UL, nodes);
+	ASSERT_EQ(MPOL_DEFAULT, addr_policy(p, &nodes));
+	count_nodes(p + half, half, n);
+	ASSERT_EQ((long)(half / PG), n[1]) TH_LOG("node0 %ld node1 %ld other %ld",
+					  n[0], n[1], n[2]);
+	ASSERT_PATTERN(p, ns.size, 41);
+	ASSERT_EQ(0, run_child(numa_sharer_sees_bind, &ns));
+
+	/* Back to the default, as a thread would: the pages stay. */
+	ASSERT_OK(syscall(__NR_mbind, p, ns.size, MPOL_DEFAULT, NULL, 0, 0));
+	ASSERT_EQ(MPOL_DEFAULT, addr_policy(p + half, &nodes));
+	count_nodes(p + half, half, n);
+	ASSERT_EQ((long)(half / PG), n[1]);
+	ASSERT_PATTERN(p, ns.size, 41);
+	ASSERT_OK(munmap(p, A));
+}
+
+/* Fault the object in at an address of its own; pages on both nodes. */
+static int numa_sharer_interleaves(void *arg)
+{
+	const char *const il[] = { "interleave:0-1", "N0=", "N1=" };
+	struct numa_sharer *ns = arg;
+	char *q = mshare_attach(ns->fd, NULL, ns->prot, 0);
+	long n[3], pages = ns->size / PG;
+
+	if (FAILED(q != MAP_FAILED))
+		return 1;
+	fill(q, ns->size, 43);
+	count_nodes(q, ns->size, n);
+	fprintf(stderr, "# interleaved: node0 %ld node1 %ld other %ld\n",
+		n[0], n[1], n[2]);
+	/* Interleaving alternates; allow for pages a fallback placed. */
+	if (FAILED(n[2] == 0) || FAILED(n[0] >= pages / 4) ||
+	    FAILED(n[1] >= pages / 4))
+		return 2;
+	if (FAILED(numa_line_has(q, il, 3)))
+		return 3;
+	return munmap(q, A) ? 4 : 0;
+}
+
+/*
+ * A database interleaves its shared buffers over the nodes: the policy set
+ * through one attachment before anything is faulted places the pages that
+ * another sharer faults in, at its own address.
+ */
+TEST_F(mm, numa_interleave_from_sharer)
+{
+	struct numa_sharer ns = { .fd = self->fd, .size = 8 * MIB,
+				  .prot = RW };
+	unsigned long both = 3, nodes;
+	char *p;
+
+	ASSERT_TRUE(have_node1());
+	ASSERT_OK(create_anon(self->fd, 0, ns.size));
+	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
+	ASSERT_OK(syscall(__NR_mbind, p, ns.size, MPOL_INTERLEAVE, &both,
+			  8 * sizeof(long), 0));
+	ASSERT_EQ(MPOL_INTERLEAVE, addr_policy(p, &nodes));
+	ASSERT_EQ(3UL, nodes);
+	ASSERT_EQ(0, run_child(numa_sharer_interleaves, &ns));
+	ASSERT_PATTERN(p, ns.size, 43);
+	ASSERT_OK(munmap(p, A));
+}
+
+/* A reader's mbind() is refused; the policy stays the default. */
+static int numa_reader_refused(void *arg)
+{
+	struct numa_sharer *ns = arg;
+	char *q = mshare_attach(ns->fd, NULL, ns->prot, 0);
+	unsigned long node1 = 2, nodes;
+
+	if (FAILED(q != MAP_FAILED))
+		return 1;
+	if (FAILED(syscall(__NR_mbind, q, ns->size, MPOL_BIND, &node1,
+			   8 * sizeof(long), MPOL_MF_MOVE) == -1) ||
+	    FAILED(errno == EPERM))
+		return 2;
+	if (FAILED(syscall(__NR_mbind, q, ns->size, MPOL_DEFAULT, NULL, 0,
+			   0) == -1) || FAILED(errno == EPERM))
+		return 3;
+	if (FAILED(addr_policy(q, &nodes) == MPOL_DEFAULT))
+		return 4;
+	return munmap(q, A) ? 5 : 0;
+}
+
+/*
+ * What mbind() refuses through an attachment, changing nothing: any
+ * policy from a read-only attacher (where everyone's memory lives is for
+ * writers: EPERM), a hole of the region (EFAULT, as unmapped memory; the
+ * default policy may span holes), a range that holds the attachment and
+ * memory of the process's own (EINVAL).
+ */
+TEST_F(mm, numa_mbind_refused)
+{
+	struct numa_sharer ns = { .size = 4 * MIB, .prot = PROT_READ };
+	unsigned long node1 = 2, nodes;
+	char *p, *own;
+	int node;
+
+	ASSERT_TRUE(have_node1());
+	ASSERT_OK(create_anon(self->fd, 0, ns.size));
+	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
+	fill(p, ns.size, 44);
+	node = page_node(p);
+	ASSERT_LE(0, node);
+
+	ns.fd = open(self->path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, ns.fd);
+	ASSERT_EQ(0, run_child(numa_reader_refused, &ns));
+	close(ns.fd);
+
+	ASSERT_FAILS(EFAULT, syscall(__NR_mbind, p, 2 * ns.size, MPOL_BIND,
+				     &node1, 8 * sizeof(long), MPOL_MF_MOVE));
+	ASSERT_EQ(MPOL_DEFAULT, addr_policy(p, &nodes));
+	ASSERT_EQ(node, page_node(p));
+	ASSERT_OK(syscall(__NR_mbind, p, 2 * ns.size, MPOL_DEFAULT, NULL, 0,
+			  0));
+
+	own = mmap(p + A, PG, RW, MAP_PRIVATE | MAP_ANONYMOUS |
+		   MAP_FIXED_NOREPLACE, -1, 0);
+	ASSERT_EQ(p + A, own) TH_LOG("mmap: %s", strerror(errno));
+	ASSERT_FAILS(EINVAL, syscall(__NR_mbind, p + A - PG, 2 * PG,
+				     MPOL_BIND, &node1, 8 * sizeof(long), 0));
+	ASSERT_EQ(MPOL_DEFAULT, addr_policy(own, &nodes));
+	ASSERT_OK(syscall(__NR_mbind, own, PG, MPOL_BIND, &node1,
+			  8 * sizeof(long), 0));
+	ASSERT_EQ(MPOL_BIND, addr_policy(own, &nodes));
+	ASSERT_EQ(MPOL_DEFAULT, addr_policy(p, &nodes));
+	ASSERT_PATTERN(p, ns.size, 44);
+	ASSERT_OK(munmap(own, PG));
 	ASSERT_OK(munmap(p, A));
 }
 
