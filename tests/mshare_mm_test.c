@@ -23,10 +23,12 @@
 #include "mshare_test.h"
 
 #include <elf.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/swap.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <linux/fs.h>
 #include <linux/mempolicy.h>
 #include <linux/userfaultfd.h>
 
@@ -2119,6 +2121,187 @@ TEST_F(mm, proc_smaps)
 	ASSERT_OK(munmap(q, A));
 	ASSERT_OK(munmap(p, A));
 	ASSERT_EQ(0, mshare_proc_value("/proc/self/status", "VmMsharePTE"));
+}
+
+#define PM_SOFT_DIRTY	(1ULL << 55)
+
+/* Which of the @n (<= 64) pages from @p are soft-dirty, as a bitmask. */
+static long soft_dirty_mask(const char *p, size_t n)
+{
+	uint64_t ent[64];
+	long mask = 0;
+	ssize_t got;
+	size_t i;
+	int fd;
+
+	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || n > 64)
+		return -1;
+	got = pread(fd, ent, n * sizeof(*ent),
+		    (unsigned long)p / PG * sizeof(*ent));
+	close(fd);
+	if (got != (ssize_t)(n * sizeof(*ent)))
+		return -1;
+	for (i = 0; i < n; i++)
+		if (ent[i] & PM_SOFT_DIRTY)
+			mask |= 1L << i;
+	return mask;
+}
+
+/* Write the byte at @p with what it holds: a write all the same. */
+static void rewrite(char *p)
+{
+	*(volatile char *)p = *(volatile char *)p;
+}
+
+/* Clear this process's soft-dirty bits: "4" to clear_refs. */
+static int clear_soft_dirty(void)
+{
+	return write_str("/proc/self/clear_refs", "4");
+}
+
+/* A sharer of the soft-dirty tests, at an address of its own. */
+struct sd_sharer {
+	int fd;			/* the region, opened for reading or writing */
+	int prot;
+	size_t n;		/* pages of the object at offset 0 */
+	bool clear;		/* clear its soft-dirty bits first */
+	long want;		/* the region's soft-dirty pages it must see */
+	int write;		/* the page it then writes, or -1 */
+	char *inherited;	/* the parent's attachment, to detach first */
+};
+
+static int sd_sharer(void *arg)
+{
+	struct sd_sharer *sd = arg;
+	char *q = mshare_attach(sd->fd, NULL, sd->prot, 0);
+	long mask;
+
+	if (FAILED(q != MAP_FAILED))
+		return 1;
+	/* A reader must not clear through the writer's attachment fork gave. */
+	if (sd->inherited && FAILED(munmap(sd->inherited, A) == 0))
+		return 2;
+	if (sd->clear && FAILED(clear_soft_dirty() == 0))
+		return 2;
+	mask = soft_dirty_mask(q, sd->n);
+	if (mask != sd->want)
+		fprintf(stderr, "# soft-dirty at %p: %#lx, want %#lx\n", q,
+			mask, sd->want);
+	if (FAILED(mask == sd->want))
+		return 3;
+	if (sd->write >= 0)
+		rewrite(q + sd->write * PG);
+	return munmap(q, A) ? 4 : 0;
+}
+
+/*
+ * Soft-dirty through attachments is the region's, as it is the process's
+ * for threads: the bits live in the page tables everyone uses. A writer's
+ * clear_refs clears them for every sharer (its own memory too, as ever);
+ * a write by any sharer sets them for all; a reader's clear_refs leaves
+ * the region alone, since clearing write-protects everyone's pages.
+ */
+TEST_F(mm, soft_dirty_region)
+{
+	struct sd_sharer sd = { .fd = self->fd, .prot = RW, .n = 16,
+				.write = 5 };
+	char *p, *own;
+
+	ASSERT_OK(create_anon(self->fd, 0, sd.n * PG));
+	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
+	fill(p, sd.n * PG, 45);
+	ASSERT_MAPS(own, mmap(NULL, PG, RW, MAP_PRIVATE | MAP_ANONYMOUS,
+			      -1, 0));
+	own[0] = 1;
+	ASSERT_EQ(0xffffL, soft_dirty_mask(p, sd.n));
+
+	ASSERT_OK(clear_soft_dirty());
+	ASSERT_EQ(0L, soft_dirty_mask(p, sd.n));
+	ASSERT_EQ(0L, soft_dirty_mask(own, 1));
+	ASSERT_EQ(0, run_child(sd_sharer, &sd));
+	ASSERT_EQ(1L << 5, soft_dirty_mask(p, sd.n));
+
+	sd.fd = open(self->path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, sd.fd);
+	sd.prot = PROT_READ;
+	sd.clear = true;
+	sd.want = 1L << 5;
+	sd.write = -1;
+	sd.inherited = p;
+	ASSERT_EQ(0, run_child(sd_sharer, &sd));
+	close(sd.fd);
+	ASSERT_EQ(1L << 5, soft_dirty_mask(p, sd.n));
+	ASSERT_PATTERN(p, sd.n * PG, 45);
+	ASSERT_OK(munmap(own, PG));
+	ASSERT_OK(munmap(p, A));
+}
+
+/* PAGEMAP_SCAN of [@start, @end) for soft-dirty pages, into @r. */
+static long scan_soft_dirty(int pm, struct pm_scan_arg *arg, char *start,
+			    char *end, struct page_region *r, size_t nr,
+			    unsigned long flags)
+{
+	memset(arg, 0, sizeof(*arg));
+	arg->size = sizeof(*arg);
+	arg->flags = flags;
+	arg->start = (unsigned long)start;
+	arg->end = (unsigned long)end;
+	arg->vec = (unsigned long)r;
+	arg->vec_len = nr;
+	arg->category_mask = PAGE_IS_SOFT_DIRTY;
+	arg->return_mask = PAGE_IS_SOFT_DIRTY | PAGE_IS_PRESENT;
+	return ioctl(pm, PAGEMAP_SCAN, arg);
+}
+
+/*
+ * PAGEMAP_SCAN reports the region's pages through an attachment, at this
+ * process's addresses, as it would those of a shared mapping of the
+ * object: a hole of the region has none; a full buffer stops the scan
+ * at this process's address of the next range. Write-protecting needs
+ * userfaultfd, which attachments do not take: PM_SCAN_WP_MATCHING skips
+ * them, PM_SCAN_CHECK_WPASYNC refuses them.
+ */
+TEST_F(mm, pagemap_scan_region)
+{
+	const size_t n = 16;
+	struct page_region r[4];
+	struct pm_scan_arg arg;
+	char *p;
+	int pm;
+
+	ASSERT_OK(create_anon(self->fd, 0, n * PG));
+	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
+	fill(p, n * PG, 46);
+	ASSERT_OK(clear_soft_dirty());
+	rewrite(p + 5 * PG);
+	rewrite(p + 9 * PG);
+	rewrite(p + 10 * PG);
+	ASSERT_EQ((1L << 5) | (3L << 9), soft_dirty_mask(p, n));
+	pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, pm);
+
+	ASSERT_EQ(2, scan_soft_dirty(pm, &arg, p, p + 2 * n * PG, r, 4, 0))
+		TH_LOG("PAGEMAP_SCAN: %s", strerror(errno));
+	ASSERT_EQ((unsigned long)p + 5 * PG, r[0].start);
+	ASSERT_EQ((unsigned long)p + 6 * PG, r[0].end);
+	ASSERT_EQ((unsigned long)(PAGE_IS_SOFT_DIRTY | PAGE_IS_PRESENT),
+		  r[0].categories);
+	ASSERT_EQ((unsigned long)p + 9 * PG, r[1].start);
+	ASSERT_EQ((unsigned long)p + 11 * PG, r[1].end);
+
+	ASSERT_EQ(1, scan_soft_dirty(pm, &arg, p, p + n * PG, r, 1, 0));
+	ASSERT_EQ((unsigned long)p + 5 * PG, r[0].start);
+	ASSERT_EQ((unsigned long)p + 9 * PG, arg.walk_end);
+
+	ASSERT_EQ(0, scan_soft_dirty(pm, &arg, p, p + n * PG, r, 4,
+				     PM_SCAN_WP_MATCHING));
+	ASSERT_FAILS(EPERM, scan_soft_dirty(pm, &arg, p, p + n * PG, r, 4,
+					    PM_SCAN_CHECK_WPASYNC));
+	ASSERT_EQ((1L << 5) | (3L << 9), soft_dirty_mask(p, n));
+	close(pm);
+	ASSERT_PATTERN(p, n * PG, 46);
+	ASSERT_OK(munmap(p, A));
 }
 
 /* pagemap, numa_maps and mincore see the region's pages. */
