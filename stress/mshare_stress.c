@@ -1372,7 +1372,9 @@ static int reader_refusal(int r)
  */
 static int move_status_ok(int rw, int move, int node, int status)
 {
-	if (move && !rw)
+	/* A reader may not move a page: one on another node stays. */
+	if (move && !rw && status != node && status != -ENOENT &&
+	    status != -EFAULT)
 		return status == -EACCES;
 	if (status >= 0)
 		return move ? status == node : status == 0 || status == 1;

@@ -1318,7 +1318,26 @@ static int page_node(void *addr);
 struct numa_reader {
 	int fd;
 	size_t size;
+	void **pages;		/* four pages of the parent's attachment */
 };
+
+/*
+ * move_pages() of the parent's pages, through its writer's attachment,
+ * without MPOL_MF_MOVE_ALL: they are every sharer's (EACCES per page).
+ */
+static int numa_remote_moves(void *arg)
+{
+	const struct numa_reader *rd = arg;
+	int nodes[4] = { 0, 0, 0, 0 }, status[4], i;
+
+	if (FAILED(!syscall(__NR_move_pages, getppid(), 4, rd->pages, nodes,
+			    status, MPOL_MF_MOVE)))
+		return 1;
+	for (i = 0; i < 4; i++)
+		if (FAILED(status[i] == -EACCES))
+			return 2;
+	return 0;
+}
 
 /* A reader's move_pages(): it may query the region's pages, not move them. */
 static int numa_reader_moves(void *arg)
@@ -1353,8 +1372,8 @@ static int numa_reader_moves(void *arg)
 /*
  * move_pages() through a writer's attachment queries and moves the
  * region's pages, as those of a mapping of the object; a reader may only
- * query (EACCES per page, as for a page another process maps). A hole is
- * EFAULT. migrate_pages() moves the process's own pages and skips the
+ * query (EACCES per page, as for a page another process maps), and so may
+ * another process through the writer's attachment. A hole is EFAULT. migrate_pages() moves the process's own pages and skips the
  * region's, which are everyone's: it succeeds and they stay intact.
  */
 TEST_F(mm, numa_migrate_move_pages)
@@ -1401,6 +1420,10 @@ TEST_F(mm, numa_migrate_move_pages)
 	ASSERT_LE(0, rd.fd);
 	ASSERT_EQ(0, run_child(numa_reader_moves, &rd));
 	close(rd.fd);
+	/* Nor may another process, through this writer's attachment. */
+	rd.fd = -1;
+	rd.pages = pages;
+	ASSERT_EQ(0, run_child(numa_remote_moves, &rd));
 	for (i = 0; i < 4; i++)
 		ASSERT_EQ(1, page_node(pages[i]));
 	ASSERT_PATTERN(p, size, 40);
