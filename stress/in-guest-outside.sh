@@ -98,20 +98,23 @@ while [ "$runs" = 0 ] || [ "$(date +%s)" -lt "$end" ]; do
 	0 | 124) ok=1 ;;
 	137) [ "$took" -lt "$left" ] || ok=1 ;;
 	esac
+	called=
 	if grep -qE '^\[child[0-9]+:[0-9]+\]|Ran [0-9]+ syscalls' "$tlog"; then
+		called=1
 		reached=$((reached + 1))
 	else
-		echo "# outside: trinity run $runs made no call; its log ends:"
-		tail -n 3 "$tlog" | sed 's/^/#   /'
+		echo "# outside: trinity run $runs made no call"
 	fi
 	if [ -n "$ok" ]; then
 		okruns=$((okruns + 1))
 	else
 		crashes=$((crashes + 1))
-		tail -n 5 "$tlog" | sed 's/^/#   /'
-		# A run that crashed at once will crash the next time too.
-		[ "${n:-0}" -gt 0 ] || break
 	fi
+	# The end of its log, once, for a run that crashed or made no call.
+	[ -n "$ok" ] && [ -n "$called" ] ||
+		tail -n 5 "$tlog" | sed 's/^/#   /'
+	# A run that crashed at once will crash the next time too.
+	[ -n "$ok" ] || [ "${n:-0}" -gt 0 ] || break
 done
 wait "$sng" && sngrc=0 || sngrc=$?
 wait "$ms" && msrc=0 || msrc=$?
