@@ -165,7 +165,9 @@ static const struct {
 	[R_MINCORE]		= { "mincore", 0 },
 	[R_MBIND]		= { "mbind", 0, EFAULT },	/* holes */
 	[R_MBIND_PART]		= { "mbind-part", 0, EFAULT },
-	[R_MOVE_PAGES]		= { "move_pages", 0 },	/* status checked */
+	/* Status checked; a move can fail as for any mapping: no free
+	 * (huge) page on the target node, or the page not migrated. */
+	[R_MOVE_PAGES]		= { "move_pages", 0, ENOMEM, EBUSY },
 	[R_PVM_READV]		= { "process_vm_readv", 0, EFAULT },
 	[R_PROC_MEM]		= { "proc-mem", 0, EIO },
 	[R_ODIRECT]		= { "odirect-write", 0, EFAULT },
@@ -195,6 +197,8 @@ struct stats {
 	long corrupt, stale, ro_violation, unexpected, child_fail, hangs;
 	int stop;
 	long heartbeat[MAX_WORKERS][MAX_THREADS];
+	int have_first;		/* first_fail holds the first failure */
+	char first_fail[400];
 };
 
 static struct stats *st;
@@ -223,10 +227,27 @@ static void say(const char *fmt, ...)
 		return;
 }
 
+/*
+ * Say a failure, and keep the first one so the last line of the run can
+ * repeat it: CI shows only the tail of a log.
+ */
+static void __attribute__((format(printf, 1, 2))) fail_say(const char *fmt, ...)
+{
+	char buf[sizeof(st->first_fail)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	say("%s", buf);
+	if (!__atomic_exchange_n(&st->have_first, 1, __ATOMIC_ACQ_REL))
+		memcpy(st->first_fail, buf, sizeof(buf));
+}
+
 #define FAIL(counter, fmt, ...) do {					\
 	CNT(counter);							\
-	say("stress: FAIL %s: pid %d: " fmt, #counter, getpid(),	\
-	    ##__VA_ARGS__);						\
+	fail_say("stress: FAIL %s: pid %d: " fmt, #counter, getpid(),	\
+		 ##__VA_ARGS__);					\
 } while (0)
 
 static double now(void)
@@ -1232,7 +1253,7 @@ static int exec_child(char **argv)
 	while (f && fgets(line, sizeof(line), f))
 		if (strstr(line, "/sys/fs/mshare") ||
 		    strtoul(line, NULL, 16) == old) {
-			say("stress: FAIL after exec: %s", line);
+			fail_say("stress: FAIL after exec: %s", line);
 			bad = 1;
 		}
 	if (f)
@@ -1529,6 +1550,11 @@ static int refused_op(struct att *a, int r, int slot)
 
 		ret = syscall(SYS_move_pages, 0, 1, pages,
 			      move ? node : NULL, status, 0);
+		/* The number of pages not migrated: status not set. */
+		if (ret > 0 && move) {
+			errno = EBUSY;
+			ret = -1;
+		}
 		/*
 		 * The region's page, as for any mapping: asked, its node or
 		 * ENOENT (none) or EFAULT (a hole); moved, the node asked
@@ -2159,7 +2185,7 @@ static long env_long(const char *name, long def)
  * other caches together had grown by less than 1 MB. What it tracks is counted in the caches it lives in,
  * and whatever kmemleak finds unreferenced fails the run on its own.
  */
-static int check_baseline(const struct snap *b)
+static int check_baseline(const struct snap *b, char *why, size_t len)
 {
 	long tol_pt = env_long("STRESS_TOL_PAGETABLES_KB", 64);
 	long tol_slab = env_long("STRESS_TOL_SUNRECLAIM_KB", 4096);
@@ -2195,6 +2221,11 @@ static int check_baseline(const struct snap *b)
 	       b->huge_rsvd, a.huge_rsvd);
 	printf("stress: baseline %s after %d settle rounds\n",
 	       ok ? "restored" : "NOT restored", tries);
+	snprintf(why, len, "baseline not restored: MemFree %+ld kB, SUnreclaim %+ld kB, PageTables %+ld kB, HugePages free %+ld rsvd %+ld",
+		 a.memfree + leak_meta - b->memfree,
+		 a.sunreclaim - leak_meta - b->sunreclaim,
+		 a.pagetables - b->pagetables, a.huge_free - b->huge_free,
+		 a.huge_rsvd - b->huge_rsvd);
 	show_slab_growth(b, &a);
 	if (!ok && system("cat /proc/meminfo; ls -la " HUGE_DIR " " DISK_DIR
 			  " /sys/fs/mshare; ps -o pid,stat,comm"))
@@ -2266,6 +2297,7 @@ int main(int argc, char **argv)
 	int workers = 8, threads = 2, baseline = 0, opt, ok;
 	static struct snap base;
 	long fails, warm_fails = 0;
+	char first[sizeof(st->first_fail)], why[256] = "";
 
 	align = read_align();
 	if (argc == 5 && !strcmp(argv[1], "--exec-child"))
@@ -2329,7 +2361,10 @@ int main(int argc, char **argv)
 		if (warm_fails)
 			printf("stress: %ld failures in the warm-up\n",
 			       warm_fails);
+		memcpy(first, st->first_fail, sizeof(first));
 		memset(st, 0, sizeof(*st));
+		st->have_first = !!warm_fails;
+		memcpy(st->first_fail, first, sizeof(first));
 	}
 	printf("stress: running %.0f s: %d workers x %d threads, kill every %.0f s\n",
 	       secs, workers, threads, kill_every);
@@ -2339,7 +2374,17 @@ int main(int argc, char **argv)
 	cleanup();
 	rmdir(DIR_PATH);
 	fails = summary(t0, workers, threads) + warm_fails;
-	ok = baseline ? check_baseline(&base) : 1;
-	printf("stress: %s\n", !fails && ok ? "PASS" : "FAIL");
-	return !fails && ok ? 0 : 1;
+	ok = baseline ? check_baseline(&base, why, sizeof(why)) : 1;
+	if (!fails && ok) {
+		printf("stress: PASS\n");
+		return 0;
+	}
+	/* The reasons come last: CI shows only the tail of the log. */
+	if (fails)
+		printf("stress: %ld failures; the first: %s\n", fails,
+		       st->first_fail[0] ? st->first_fail : "(not kept)");
+	if (!ok)
+		printf("stress: %s\n", why);
+	printf("stress: FAIL\n");
+	return 1;
 }
