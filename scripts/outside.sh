@@ -18,7 +18,7 @@ for t in stress-ng trinity setpriv; do
 done
 
 "${CC:-gcc}" -static -O2 -g -Wall -Wextra \
-	-isystem "$BUILD/obj-headers/usr/include" -I"$TOP/lib" \
+	-isystem "$BUILD/obj-headers/usr/include" -I"$TOP/lib" -iquote "$KTREE/lib" \
 	-o "$out/mshare_stress" "$TOP/stress/mshare_stress.c" \
 	"$BUILD/lib/libmshare.a" -lpthread
 cp "$TOP/stress/in-guest-outside.sh" "$out/"

@@ -66,6 +66,9 @@
 #include <linux/futex.h>
 
 #include "mshare.h"
+#include "test_hmm_uapi.h"
+
+#define DMIRROR_PATH	"/dev/hmm_dmirror0"
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE	0x100000
@@ -130,7 +133,7 @@ enum refused {
 	R_PROCESS_MADVISE, R_MLOCK, R_MLOCK2, R_MLOCKALL, R_MSYNC_ASYNC,
 	R_MSYNC_SYNC, R_MINCORE, R_MBIND, R_MBIND_PART, R_MOVE_PAGES, R_PVM_READV,
 	R_PROC_MEM, R_ODIRECT, R_VMSPLICE, R_FUTEX, R_UFFD, R_PROC_READ,
-	R_CLEAR_REFS, NR_REFUSED
+	R_CLEAR_REFS, R_HMM_READ, R_HMM_WRITE, NR_REFUSED
 };
 
 /*
@@ -176,6 +179,11 @@ static const struct {
 	[R_UFFD]		= { "uffd-register", EINVAL },
 	[R_PROC_READ]		= { "smaps/pagemap", 0 },
 	[R_CLEAR_REFS]		= { "clear_refs", 0 },
+	/* A device mirroring the process (the HMM test driver): a hole or
+	 * an unreadable attachment is EFAULT; invalidated all through the
+	 * driver's retries, EBUSY. It writes only through a reader's: EPERM. */
+	[R_HMM_READ]		= { "hmm-read", 0, EFAULT, EBUSY },
+	[R_HMM_WRITE]		= { "hmm-write", EPERM },
 };
 
 struct stats {
@@ -1370,6 +1378,7 @@ static int reader_refusal(int r)
 	case R_MLOCK2:
 	case R_MBIND:
 	case R_MBIND_PART:
+	case R_HMM_WRITE:
 		return EPERM;
 	case R_MADVISE:
 	case R_MADVISE_PART:
@@ -1408,6 +1417,48 @@ static int move_status_ok(int rw, int move, int node, int status)
 		return move;
 	}
 	return 0;
+}
+
+/*
+ * This process's handle on the HMM test driver, which mirrors the process
+ * that opened it: so each process opens its own, and its mm then has mmu
+ * notifiers, to which the regions relay their changes. -1 on error.
+ */
+static int dmirror_fd(void)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static pid_t owner;
+	static int fd = -1;
+	int ret;
+
+	pthread_mutex_lock(&lock);
+	if (owner != getpid()) {
+		if (fd >= 0)
+			close(fd);	/* the parent's */
+		fd = open(DMIRROR_PATH, O_RDWR | O_CLOEXEC);
+		owner = getpid();
+		if (fd < 0)
+			FAIL(unexpected, "open " DMIRROR_PATH ": %s",
+			     strerror(errno));
+	}
+	ret = fd;
+	pthread_mutex_unlock(&lock);
+	return ret;
+}
+
+/* The device reads or writes the page at @obj from or to @buf. */
+static int dmirror_page(unsigned long req, void *obj, char *buf)
+{
+	struct hmm_dmirror_cmd cmd = {
+		.addr = (unsigned long)obj,
+		.ptr = (unsigned long)buf,
+		.npages = 1,
+	};
+	int fd = dmirror_fd();
+
+	if (fd < 0)
+		return 1;
+	return ioctl(fd, req, &cmd);
 }
 
 /*
@@ -1665,6 +1716,20 @@ static int refused_op(struct att *a, int r, int slot)
 			return 0;
 		ret = write(fd, rn(2) ? "1" : "4", 1) == 1 ? 0 : -1;
 		close(fd);
+		break;
+	case R_HMM_READ:
+		ret = dmirror_page(HMM_DMIRROR_READ, obj, buf);
+		if (ret == 1)
+			return 1;
+		break;
+	case R_HMM_WRITE:
+		/* A writer's device write could race a check of the data. */
+		if (a->rw)
+			return 1;
+		memset(buf, 0xee, PAGE);
+		ret = dmirror_page(HMM_DMIRROR_WRITE, obj, buf);
+		if (ret == 1)
+			return 1;
 		break;
 	}
 	return ret ? -errno : 0;
