@@ -1373,8 +1373,9 @@ static int numa_reader_moves(void *arg)
  * move_pages() through a writer's attachment queries and moves the
  * region's pages, as those of a mapping of the object; a reader may only
  * query (EACCES per page, as for a page another process maps), and so may
- * another process through the writer's attachment. A hole is EFAULT. migrate_pages() moves the process's own pages and skips the
- * region's, which are everyone's: it succeeds and they stay intact.
+ * another process through the writer's attachment. A hole is EFAULT.
+ * migrate_pages() by root moves them too (see numa_migrate_pages_region);
+ * their data stays intact.
  */
 TEST_F(mm, numa_migrate_move_pages)
 {
@@ -1427,6 +1428,106 @@ TEST_F(mm, numa_migrate_move_pages)
 	for (i = 0; i < 4; i++)
 		ASSERT_EQ(1, page_node(pages[i]));
 	ASSERT_PATTERN(p, size, 40);
+	ASSERT_OK(munmap(p, A));
+}
+
+/* The first page of @len at @p that is not on @node, or -1. */
+static long first_page_not_on(char *p, size_t len, int node)
+{
+	size_t i;
+
+	for (i = 0; i < len; i += PG)
+		if (page_node(p + i) != node)
+			return i / PG;
+	return -1;
+}
+
+/* What migrate_as_nobody() does, and what it must find after. */
+struct numa_migrator {
+	char *p;		/* the parent's writer attachment */
+	size_t size;
+	int fd;			/* the region, O_RDONLY */
+	bool reader;		/* through a reader's attachment, not @p */
+	int want_node;
+};
+
+/*
+ * A child without CAP_SYS_NICE (uid 65534) moves its own pages from node
+ * 1 to node 0 with migrate_pages(): MPOL_MF_MOVE, not MOVE_ALL. Through a
+ * writer's attachment that moves the region's pages; a reader, which
+ * detached the writer's attachment it inherited, moves none of them.
+ */
+static int migrate_as_nobody(void *arg)
+{
+	const struct numa_migrator *m = arg;
+	unsigned long from = 2, to = 1;
+	char *q = m->p;
+	long at;
+
+	if (m->reader) {
+		q = mshare_attach(m->fd, NULL, PROT_READ, 0);
+		if (FAILED(q != MAP_FAILED) || FAILED(!munmap(m->p, A)))
+			return 1;
+	}
+	if (FAILED(!become_nobody()))
+		return 2;
+	if (FAILED(syscall(__NR_migrate_pages, 0, 8 * sizeof(long), &from,
+			   &to) >= 0))
+		return 3;
+	at = first_page_not_on(q, m->size, m->want_node);
+	if (FAILED(at == -1))
+		return 4;
+	return 0;
+}
+
+/*
+ * migrate_pages() moves the region pages behind a process's attachments,
+ * as the shared pages of a mapping: all of them for root (MOVE_ALL),
+ * through a writer's attachment for anyone, never through a reader's.
+ */
+TEST_F(mm, numa_migrate_pages_region)
+{
+	struct numa_migrator m = { .size = 4 * MIB };
+	unsigned long from = 1, to = 2;
+	void *pages[64];
+	int nodes[64], status[64];
+	size_t i;
+	char *p;
+
+	ASSERT_TRUE(have_node1());
+	ASSERT_OK(create_anon(self->fd, 0, m.size));
+	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
+	fill(p, m.size, 41);
+	/* Start on node 0: move_pages() through this writer's attachment. */
+	for (i = 0; i < m.size / PG; i += 64) {
+		size_t j, n = 64;
+
+		for (j = 0; j < n; j++) {
+			pages[j] = p + (i + j) * PG;
+			nodes[j] = 0;
+		}
+		ASSERT_OK(syscall(__NR_move_pages, 0, n, pages, nodes, status,
+				  MPOL_MF_MOVE));
+	}
+	ASSERT_EQ(-1L, first_page_not_on(p, m.size, 0));
+
+	ASSERT_LE(0, syscall(__NR_migrate_pages, 0, 8 * sizeof(long), &from,
+			     &to)) TH_LOG("migrate_pages: %s", strerror(errno));
+	ASSERT_EQ(-1L, first_page_not_on(p, m.size, 1));
+
+	m.p = p;
+	m.fd = open(self->path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, m.fd);
+	m.reader = true;
+	m.want_node = 1;
+	ASSERT_EQ(0, run_child(migrate_as_nobody, &m));
+	ASSERT_EQ(-1L, first_page_not_on(p, m.size, 1));
+	m.reader = false;
+	m.want_node = 0;
+	ASSERT_EQ(0, run_child(migrate_as_nobody, &m));
+	ASSERT_EQ(-1L, first_page_not_on(p, m.size, 0));
+	ASSERT_PATTERN(p, m.size, 41);
+	close(m.fd);
 	ASSERT_OK(munmap(p, A));
 }
 
