@@ -133,7 +133,7 @@ enum refused {
 	R_PROCESS_MADVISE, R_MLOCK, R_MLOCK2, R_MLOCKALL, R_MSYNC_ASYNC,
 	R_MSYNC_SYNC, R_MINCORE, R_MBIND, R_MBIND_PART, R_MOVE_PAGES, R_PVM_READV,
 	R_PROC_MEM, R_ODIRECT, R_VMSPLICE, R_FUTEX, R_UFFD, R_PROC_READ,
-	R_CLEAR_REFS, R_HMM_READ, R_HMM_WRITE, NR_REFUSED
+	R_CLEAR_REFS, R_HMM_READ, R_HMM_WRITE, R_MIGRATE_PAGES, NR_REFUSED
 };
 
 /*
@@ -184,6 +184,9 @@ static const struct {
 	 * driver's retries, EBUSY. It writes only through a reader's: EPERM. */
 	[R_HMM_READ]		= { "hmm-read", 0, EFAULT, EBUSY },
 	[R_HMM_WRITE]		= { "hmm-write", EPERM },
+	/* The whole process, region pages behind its writer's attachments
+	 * included: pages not moved are counted, not errors. */
+	[R_MIGRATE_PAGES]	= { "migrate_pages", 0 },
 };
 
 struct stats {
@@ -1717,6 +1720,13 @@ static int refused_op(struct att *a, int r, int slot)
 		ret = write(fd, rn(2) ? "1" : "4", 1) == 1 ? 0 : -1;
 		close(fd);
 		break;
+	case R_MIGRATE_PAGES: {
+		unsigned long from = 1UL << rn(2), to = 3 & ~from;
+
+		ret = syscall(SYS_migrate_pages, 0, 64, &from, &to) < 0 ?
+		      -1 : 0;
+		break;
+	}
 	case R_HMM_READ:
 		ret = dmirror_page(HMM_DMIRROR_READ, obj, buf);
 		if (ret == 1)
