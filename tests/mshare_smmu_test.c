@@ -382,7 +382,7 @@ TEST_F(smmu, replace_race)
 {
 	volatile uint64_t *published;
 	uint64_t gen, before, g;
-	long reads = 0, holes = 0;
+	long reads = 0, refused = 0;
 	double end;
 	size_t i;
 	pid_t pid;
@@ -414,7 +414,7 @@ TEST_F(smmu, replace_race)
 			 */
 			ASSERT_TRUE(ret == -EFAULT || ret == -EBUSY)
 				TH_LOG("read: %s", strerror(-ret));
-			holes++;
+			refused++;
 			continue;
 		}
 		reads++;
@@ -428,7 +428,7 @@ TEST_F(smmu, replace_race)
 		}
 	}
 	ASSERT_EQ(0, wait_exit(pid));
-	TH_LOG("%ld reads, %ld refused, %lu generations", reads, holes,
+	TH_LOG("%ld reads, %ld refused, %lu generations", reads, refused,
 	       (unsigned long)*published);
 	ASSERT_LT(0L, reads);
 	ASSERT_LT(2UL, *published);
