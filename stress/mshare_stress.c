@@ -176,7 +176,10 @@ static const struct {
 	[R_ODIRECT]		= { "odirect-write", 0, EFAULT },
 	[R_VMSPLICE]		= { "vmsplice", 0, EFAULT },
 	[R_FUTEX]		= { "futex", 0, EFAULT, EAGAIN },
-	[R_UFFD]		= { "uffd-register", EINVAL },
+	/* Registered and at once unregistered: a range with no object, or
+	 * a file userfaultfd does not take, is EINVAL; an object another
+	 * process's userfaultfd registered meanwhile, EBUSY. */
+	[R_UFFD]		= { "uffd-register", 0, EINVAL, EBUSY },
 	[R_PROC_READ]		= { "smaps/pagemap", 0 },
 	[R_CLEAR_REFS]		= { "clear_refs", 0 },
 	/* A device mirroring the process (the HMM test driver): a hole or
@@ -1382,6 +1385,7 @@ static int reader_refusal(int r)
 	case R_MBIND:
 	case R_MBIND_PART:
 	case R_HMM_WRITE:
+	case R_UFFD:
 		return EPERM;
 	case R_MADVISE:
 	case R_MADVISE_PART:

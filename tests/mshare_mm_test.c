@@ -164,19 +164,6 @@ static long swap_used_kb(void)
 
 /* ---- children ----------------------------------------------------------- */
 
-/* Fork; the child runs @fn(@arg) and exits with its result. */
-static pid_t spawn(int (*fn)(void *), void *arg)
-{
-	pid_t pid;
-
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid == 0)
-		_exit(fn(arg));
-	return pid;
-}
-
 /* The OOM killer may take children: the test process is protected. */
 static int set_oom_adj(pid_t pid, int adj)
 {
@@ -406,7 +393,7 @@ TEST_F_TIMEOUT(mm, memcg_not_charged_to_toucher, 120)
 	before = cg_long(self, "memory.current");
 	ASSERT_LE(0, before);
 
-	pid = spawn(cg_touch, &t);
+	pid = fork_run(cg_touch, &t);
 	ASSERT_LT(0, pid);
 	ASSERT_EQ(0, wait_exit(pid));
 	after = cg_long(self, "memory.current");
@@ -452,7 +439,7 @@ TEST_F_TIMEOUT(mm, memcg_oom_in_cgroup, 120)
 	ASSERT_OK(create_anon(self->fd, 0, 256 * MIB));
 	t.fd = self->fd;
 
-	pid = spawn(cg_touch, &t);
+	pid = fork_run(cg_touch, &t);
 	ASSERT_LT(0, pid);
 	st = wait_exit(pid);
 	kills = cg_event(self, "oom_kill");
@@ -533,7 +520,7 @@ TEST_F_TIMEOUT(mm, oom_score_counts_region, 120)
 	ASSERT_OK(create_anon(self->fd, 0, 512 * MIB));
 	/* The toucher runs in the root cgroup: no limit. */
 	t.cgroup = CGROOT;
-	toucher = spawn(cg_touch, &t);
+	toucher = fork_run(cg_touch, &t);
 	ASSERT_LT(0, toucher);
 	ASSERT_EQ(0, wait_exit(toucher));
 	ASSERT_LE(512 * MIB - RSS_SLACK,
@@ -541,9 +528,9 @@ TEST_F_TIMEOUT(mm, oom_score_counts_region, 120)
 
 	ASSERT_OK(pipe(pfd));
 	with.ready = without.ready = pfd[1];
-	a = spawn(idle, &with);
+	a = fork_run(idle, &with);
 	ASSERT_LT(0, a);
-	b = spawn(idle, &without);
+	b = fork_run(idle, &without);
 	ASSERT_LT(0, b);
 	ASSERT_OK(wait_byte(pfd[0]));
 	ASSERT_OK(wait_byte(pfd[0]));
@@ -663,7 +650,7 @@ TEST_F_TIMEOUT(mm, oom_guest_wide, 900)
 		ASSERT_OK(create_anon(self->fd, h[i].roff, each));
 	}
 	for (i = 0; i < HOGS; i++) {
-		pid[i] = spawn(hog, &h[i]);
+		pid[i] = fork_run(hog, &h[i]);
 		ASSERT_LT(0, pid[i]);
 	}
 	for (i = 0; i < HOGS; i++) {
@@ -1132,7 +1119,7 @@ TEST_F_TIMEOUT(mm, swap_pageout_writers, 180)
 	for (i = 0; i < 2; i++) {
 		c[i] = (struct churner){ p + i * size / 2, size / 2,
 					 50 + 10 * i, 12 };
-		pid[i] = spawn(churn, &c[i]);
+		pid[i] = fork_run(churn, &c[i]);
 		ASSERT_LT(0, pid[i]);
 	}
 	/*
@@ -1187,7 +1174,7 @@ static long compact_try(char *p, size_t size, uint64_t *before,
 			return -1;
 	for (i = 0; i < 2; i++) {
 		c[i] = (struct churner){ p + i * size, size, 30 + 10 * i, 4 };
-		pid[i] = spawn(churn, &c[i]);
+		pid[i] = fork_run(churn, &c[i]);
 		if (pid[i] <= 0)
 			return -1;
 	}
@@ -1285,7 +1272,7 @@ TEST_F_TIMEOUT(mm, soft_offline, 120)
 	for (i = 0; i < 2; i++) {
 		c[i] = (struct churner){ f.p + i * size / 2, size / 2,
 					 30 + 10 * i, 4 };
-		pid[i] = spawn(churn, &c[i]);
+		pid[i] = fork_run(churn, &c[i]);
 		ASSERT_LT(0, pid[i]);
 	}
 	for (k = 0; k < f.n; k += step) {
@@ -1887,7 +1874,7 @@ TEST_F_TIMEOUT(mm, numa_balancing, 90)
 	ASSERT_PATTERN(p, size, 50);
 	ASSERT_PATTERN(m, size, 51);
 	c = (struct churner){ p, size, 52, 2 };
-	pid = spawn(churn, &c);
+	pid = fork_run(churn, &c);
 	ASSERT_LT(0, pid);
 	ASSERT_EQ(0, wait_exit(pid));
 	ASSERT_PATTERN(p, size, 53);
@@ -2031,6 +2018,10 @@ TEST_F_TIMEOUT(mm, ksm_prctl_merge_any, 90)
 
 /* ---- userfaultfd ------------------------------------------------------ */
 
+/*
+ * A writer registers its attachment; the registration goes with the
+ * userfaultfd, and the region's data, there all along, stays.
+ */
 TEST_F(mm, uffd_register)
 {
 	struct uffdio_api api = { .api = UFFD_API };
@@ -2048,9 +2039,9 @@ TEST_F(mm, uffd_register)
 
 	reg.range.start = (unsigned long)p;
 	reg.range.len = size;
-	ASSERT_FAILS(EINVAL, ioctl(ufd, UFFDIO_REGISTER, &reg));
+	ASSERT_OK(ioctl(ufd, UFFDIO_REGISTER, &reg));
 	reg.mode = UFFDIO_REGISTER_MODE_WP;
-	ASSERT_FAILS(EINVAL, ioctl(ufd, UFFDIO_REGISTER, &reg));
+	ASSERT_OK(ioctl(ufd, UFFDIO_REGISTER, &reg));
 
 	/* The same file descriptor still registers ordinary memory. */
 	ASSERT_MAPS(anon, mmap(NULL, size, RW, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -2058,11 +2049,15 @@ TEST_F(mm, uffd_register)
 	reg.range.start = (unsigned long)anon;
 	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
 	ASSERT_OK(ioctl(ufd, UFFDIO_REGISTER, &reg));
+	/* Pages that are there never fault to it, nor writes to pages that
+	 * were never write-protected. */
+	ASSERT_PATTERN(p, size, 70);
+	fill(p, size, 71);
 	close(ufd);
 	munmap(anon, size);
 
-	ASSERT_PATTERN(p, size, 70);
-	fill(p, size, 71);
+	ASSERT_PATTERN(p, size, 71);
+	ASSERT_OK(madvise(p, size, MADV_DONTNEED));
 	ASSERT_PATTERN(p, size, 71);
 	ASSERT_OK(munmap(p, A));
 }
@@ -2107,7 +2102,7 @@ static int core_of(char *p, const char *filter, Elf64_Phdr *ph, long *secs)
 	pid_t pid;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	pid = spawn(dump_core, &d);
+	pid = fork_run(dump_core, &d);
 	if (pid < 0 || waitpid(pid, &st, 0) != pid)
 		return -1;
 	clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -446,6 +446,19 @@ static inline int wait_exit(pid_t pid)
 	return -1;
 }
 
+/* Fork; the child runs @fn(@arg) and exits with its result. Its pid. */
+static inline pid_t fork_run(int (*fn)(void *), void *arg)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0)
+		_exit(fn(arg));
+	return pid;
+}
+
 /*
  * Run @fn(@arg) in a child (without core dumps). Its exit status, 128 +
  * the signal that killed it, or -1.
