@@ -43,6 +43,7 @@
 #define OBJ		(1UL << 20)	/* the memfd object, at offset 0 */
 #define NPAGES		(OBJ / PG)
 #define ANON_OFF	(2 * OBJ)	/* a shared anonymous object */
+#define HUGE_OFF	(4 * OBJ)	/* a hugetlb object, where a test puts one */
 #define WAIT_MS		10000		/* for a message that must come */
 #define QUIET_MS	300		/* for one that must not */
 
@@ -121,6 +122,18 @@ static int uffd_register(int ufd, void *addr, size_t len, __u64 mode)
 	};
 
 	return ioctl(ufd, UFFDIO_REGISTER, &reg);
+}
+
+/* A userfaultfd with @features that registered [@p, @p + OBJ) in @mode. */
+static int registered(char *p, __u64 features, __u64 mode)
+{
+	int ufd = uffd_open(features);
+
+	if (ufd >= 0 && uffd_register(ufd, p, OBJ, mode)) {
+		close(ufd);
+		return -1;
+	}
+	return ufd;
 }
 
 static int uffd_unregister(int ufd, void *addr, size_t len)
@@ -284,10 +297,9 @@ TEST_F(uffd, missing_copy_other_sharer)
 	char *src;
 	int ufd;
 
-	ufd = uffd_open(UFFD_FEATURE_THREAD_ID);
+	ufd = registered(self->p, UFFD_FEATURE_THREAD_ID,
+			 UFFDIO_REGISTER_MODE_MISSING);
 	ASSERT_LE(0, ufd) TH_LOG("userfaultfd: %s", strerror(errno));
-	ASSERT_OK(uffd_register(ufd, self->p, OBJ,
-				UFFDIO_REGISTER_MODE_MISSING));
 	copy_resolves(_metadata, ufd, &t, self->p + 5 * PG, 'c', &msg);
 	EXPECT_EQ(0ULL, msg.arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WRITE);
 	EXPECT_EQ(0U, msg.arg.pagefault.feat.ptid)
@@ -298,6 +310,44 @@ TEST_F(uffd, missing_copy_other_sharer)
 	ASSERT_MAPS(src, page_of('d'));
 	ASSERT_FAILS(EEXIST, uffd_copy(ufd, self->p + 5 * PG, src));
 	EXPECT_EQ('c', self->m[5 * PG]);
+	close(ufd);
+}
+
+/* UFFD_FEATURE_EXACT_ADDRESS: the byte the sharer touched, at our address. */
+TEST_F(uffd, exact_address)
+{
+	struct toucher t = { .fd = self->fd, .prot = RW,
+			     .off = 17 * PG + 123 };
+	struct uffd_msg msg;
+	int ufd;
+
+	ufd = registered(self->p, UFFD_FEATURE_EXACT_ADDRESS,
+			 UFFDIO_REGISTER_MODE_MISSING);
+	ASSERT_LE(0, ufd) TH_LOG("userfaultfd: %s", strerror(errno));
+	copy_resolves(_metadata, ufd, &t, self->p + 17 * PG, 'e', &msg);
+	EXPECT_EQ((uintptr_t)self->p + 17 * PG + 123,
+		  msg.arg.pagefault.address);
+	close(ufd);
+}
+
+/*
+ * UFFD_FEATURE_SIGBUS: a sharer's missing fault is SIGBUS at once, and no
+ * message; the page stays missing.
+ */
+TEST_F(uffd, sigbus_feature)
+{
+	struct toucher t = { .fd = self->fd, .prot = RW, .off = 19 * PG,
+			     .pipe = -1 };
+	struct uffd_msg msg;
+	int ufd;
+
+	ufd = registered(self->p, UFFD_FEATURE_SIGBUS,
+			 UFFDIO_REGISTER_MODE_MISSING);
+	ASSERT_LE(0, ufd) TH_LOG("userfaultfd: %s", strerror(errno));
+	EXPECT_EQ(128 + SIGBUS, run_child(touch_child, &t));
+	EXPECT_EQ(-ETIME, uffd_next(ufd, &msg, 0));
+	ASSERT_OK(uffd_unregister(ufd, self->p, OBJ));
+	EXPECT_EQ(0, self->p[19 * PG]);
 	close(ufd);
 }
 
@@ -351,10 +401,9 @@ TEST_F(uffd, missing_own_thread_named)
 	void *ret;
 	int ufd;
 
-	ufd = uffd_open(UFFD_FEATURE_THREAD_ID);
-	ASSERT_LE(0, ufd);
-	ASSERT_OK(uffd_register(ufd, self->p, OBJ,
-				UFFDIO_REGISTER_MODE_MISSING));
+	ufd = registered(self->p, UFFD_FEATURE_THREAD_ID,
+			 UFFDIO_REGISTER_MODE_MISSING);
+	ASSERT_LE(0, ufd) TH_LOG("userfaultfd: %s", strerror(errno));
 	ASSERT_EQ(0, pthread_create(&th, NULL, read_page, self->p + 9 * PG));
 	ASSERT_EQ(0, uffd_next(ufd, &msg, WAIT_MS));
 	EXPECT_EQ((uintptr_t)self->p + 9 * PG, msg.arg.pagefault.address);
@@ -364,6 +413,102 @@ TEST_F(uffd, missing_own_thread_named)
 	ASSERT_OK(uffd_copy(ufd, self->p + 9 * PG, src));
 	ASSERT_EQ(0, pthread_join(th, &ret));
 	EXPECT_EQ((uintptr_t)'t', (uintptr_t)ret);
+	close(ufd);
+}
+
+/*
+ * A fault waiting for us holds no lock of its process: a thread of ours
+ * waits on a missing page of our attachment, and meanwhile we mmap() and
+ * munmap() (the mmap_lock for writing) and resolve it. Were the lock
+ * held, the mmap() would wait for the fault and the fault for us: the
+ * alarm ends that.
+ */
+TEST_F(uffd, wait_holds_no_process_lock)
+{
+	struct uffd_msg msg;
+	pthread_t th;
+	char *src, *q;
+	void *ret;
+	int ufd;
+
+	ufd = registered(self->p, 0, UFFDIO_REGISTER_MODE_MISSING);
+	ASSERT_LE(0, ufd) TH_LOG("userfaultfd: %s", strerror(errno));
+	ASSERT_EQ(0, pthread_create(&th, NULL, read_page, self->p + 61 * PG));
+	ASSERT_EQ(0, uffd_next(ufd, &msg, WAIT_MS));
+	EXPECT_EQ((uintptr_t)self->p + 61 * PG, msg.arg.pagefault.address);
+	alarm(20);
+	ASSERT_MAPS(q, mmap(NULL, PG, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+	ASSERT_OK(munmap(q, PG));
+	ASSERT_MAPS(src, page_of('l'));
+	ASSERT_OK(uffd_copy(ufd, self->p + 61 * PG, src));
+	ASSERT_EQ(0, pthread_join(th, &ret));
+	alarm(0);
+	EXPECT_EQ((uintptr_t)'l', (uintptr_t)ret);
+	close(ufd);
+}
+
+/* A sharer's system call reads into a missing page of ours at @off. */
+struct syscall_reader {
+	int fd;
+	unsigned long off;
+};
+
+static int syscall_read_child(void *arg)
+{
+	struct syscall_reader *r = arg;
+	char *q = mshare_attach(r->fd, NULL, RW, 0);
+	int pfd[2];
+
+	if (FAILED(q != MAP_FAILED && !pipe(pfd)))
+		return 1;
+	if (FAILED(write(pfd[1], "k", 1) == 1))
+		return 1;
+	/* copy_to_user() faults in kernel mode: EFAULT, no wait. */
+	if (FAILED(read(pfd[0], q + r->off, 1) == -1 && errno == EFAULT))
+		return 1;
+	return 0;
+}
+
+/* Our own thread's system call, which waits for us. */
+static void *syscall_read_thread(void *arg)
+{
+	int pfd[2];
+
+	if (pipe(pfd) || write(pfd[1], "s", 1) != 1)
+		return (void *)-1L;
+	return (void *)(long)read(pfd[0], arg, 1);
+}
+
+/*
+ * No process can hold another inside the kernel: another sharer's read()
+ * into a missing registered page fails with EFAULT and nothing comes to
+ * us; our own thread's read() there waits until we fill the page.
+ */
+TEST_F(uffd, kernel_faults_of_others_efault)
+{
+	struct syscall_reader r = { .fd = self->fd, .off = 63 * PG };
+	struct uffd_msg msg;
+	pthread_t th;
+	char *src;
+	void *ret;
+	int ufd;
+
+	ufd = registered(self->p, 0, UFFDIO_REGISTER_MODE_MISSING);
+	ASSERT_LE(0, ufd) TH_LOG("userfaultfd: %s", strerror(errno));
+	EXPECT_EQ(0, run_child(syscall_read_child, &r));
+	EXPECT_EQ(-ETIME, uffd_next(ufd, &msg, QUIET_MS));
+
+	ASSERT_EQ(0, pthread_create(&th, NULL, syscall_read_thread,
+				    self->p + 63 * PG));
+	ASSERT_EQ(0, uffd_next(ufd, &msg, WAIT_MS));
+	EXPECT_EQ((uintptr_t)self->p + 63 * PG,
+		  msg.arg.pagefault.address & ~(PG - 1));
+	EXPECT_NE(0ULL, msg.arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WRITE);
+	ASSERT_MAPS(src, page_of(0));
+	ASSERT_OK(uffd_copy(ufd, self->p + 63 * PG, src));
+	ASSERT_EQ(0, pthread_join(th, &ret));
+	EXPECT_EQ(1L, (long)ret);
+	EXPECT_EQ('s', self->m[63 * PG]);
 	close(ufd);
 }
 
@@ -383,10 +528,8 @@ TEST_F(uffd, minor_continue)
 	pid_t pid;
 
 	memset(self->m, 'o', OBJ);
-	ufd = uffd_open(0);
-	ASSERT_LE(0, ufd);
-	ASSERT_OK(uffd_register(ufd, self->p, OBJ,
-				UFFDIO_REGISTER_MODE_MINOR));
+	ufd = registered(self->p, 0, UFFDIO_REGISTER_MODE_MINOR);
+	ASSERT_LE(0, ufd) TH_LOG("userfaultfd: %s", strerror(errno));
 	pid = start_touch(&t, &rd);
 	ASSERT_LT(0, pid);
 	ASSERT_EQ(0, uffd_next(ufd, &msg, WAIT_MS));
@@ -415,9 +558,9 @@ TEST_F(uffd, wp_other_sharer)
 	pid_t pid;
 
 	memset(self->p, 'a', OBJ);
-	ufd = uffd_open(UFFD_FEATURE_WP_HUGETLBFS_SHMEM);
+	ufd = registered(self->p, UFFD_FEATURE_WP_HUGETLBFS_SHMEM,
+			 UFFDIO_REGISTER_MODE_WP);
 	ASSERT_LE(0, ufd) TH_LOG("userfaultfd: %s", strerror(errno));
-	ASSERT_OK(uffd_register(ufd, self->p, OBJ, UFFDIO_REGISTER_MODE_WP));
 	ASSERT_OK(uffd_wp(ufd, self->p, OBJ, true));
 	/* Reading is not writing. */
 	t.write = false;
@@ -446,31 +589,22 @@ TEST_F(uffd, wp_other_sharer)
 	close(ufd);
 }
 
-static int poisoned_child(void *arg)
-{
-	int fd = *(int *)arg;
-	char *q = mshare_attach(fd, NULL, RW, 0);
-
-	if (q == MAP_FAILED)
-		return 1;
-	return *(volatile char *)(q + 13 * PG) ? 2 : 3;
-}
-
 /* UFFDIO_POISON of a page through the attachment: every sharer SIGBUS. */
 TEST_F(uffd, poison)
 {
 	struct uffdio_poison poison = {
 		.range = { .start = (uintptr_t)self->p + 13 * PG, .len = PG },
 	};
+	struct toucher t = { .fd = self->fd, .prot = RW, .off = 13 * PG,
+			     .pipe = -1 };
 	int ufd;
 
-	ufd = uffd_open(UFFD_FEATURE_POISON);
+	ufd = registered(self->p, UFFD_FEATURE_POISON,
+			 UFFDIO_REGISTER_MODE_MISSING);
 	ASSERT_LE(0, ufd) TH_LOG("userfaultfd: %s", strerror(errno));
-	ASSERT_OK(uffd_register(ufd, self->p, OBJ,
-				UFFDIO_REGISTER_MODE_MISSING));
 	ASSERT_OK(ioctl(ufd, UFFDIO_POISON, &poison));
 	EXPECT_EQ((__s64)PG, poison.updated);
-	EXPECT_EQ(128 + SIGBUS, run_child(poisoned_child, &self->fd));
+	EXPECT_EQ(128 + SIGBUS, run_child(touch_child, &t));
 	close(ufd);
 }
 
@@ -656,15 +790,131 @@ TEST_F(uffd, other_process_ebusy_enoent)
 	struct toucher t = { .fd = self->fd, .prot = RW, .off = 31 * PG };
 	int ufd;
 
-	ufd = uffd_open(0);
-	ASSERT_LE(0, ufd);
-	ASSERT_OK(uffd_register(ufd, self->p, OBJ,
-				UFFDIO_REGISTER_MODE_MISSING));
+	ufd = registered(self->p, 0, UFFDIO_REGISTER_MODE_MISSING);
+	ASSERT_LE(0, ufd) TH_LOG("userfaultfd: %s", strerror(errno));
 	ASSERT_EQ(0, run_child(rival_child, &r));
 
 	/* Still ours: a fault comes here. */
 	copy_resolves(_metadata, ufd, &t, self->p + 31 * PG, 'y', NULL);
 	close(ufd);
+}
+
+/*
+ * A fill of a huge page that has to copy its source with the locks
+ * dropped looks the object up again: it must find it registered with the
+ * same userfaultfd. Our copy into a hugetlb object waits on its source
+ * (registered with a second userfaultfd of ours); meanwhile we unregister
+ * the object and another process registers it. Our copy then fails with
+ * ENOENT, and the other process's userfaultfd gets the sharer's fault.
+ */
+struct copier {
+	int ufd;
+	char *dst, *src;
+	long ret;
+	int err;
+};
+
+static void *copy_huge(void *arg)
+{
+	struct copier *c = arg;
+	struct uffdio_copy uc = {
+		.dst = (uintptr_t)c->dst, .src = (uintptr_t)c->src,
+		.len = HPAGE,
+	};
+
+	c->ret = ioctl(c->ufd, UFFDIO_COPY, &uc);
+	c->err = errno;
+	return NULL;
+}
+
+struct thief {
+	int fd;
+	int ready;	/* write end: 'R' once registered */
+	int go;		/* read end: touch now */
+};
+
+static int thief_child(void *arg)
+{
+	struct toucher t = { .prot = PROT_READ, .off = HUGE_OFF + 5 };
+	struct thief *th = arg;
+	char *q = mshare_attach(th->fd, NULL, RW, 0);
+	int ufd = uffd_open(0);
+	struct uffd_msg msg;
+	char c;
+	int rd;
+
+	if (FAILED(q != MAP_FAILED && ufd >= 0))
+		return 1;
+	if (FAILED(!uffd_register(ufd, q + HUGE_OFF, HPAGE,
+				  UFFDIO_REGISTER_MODE_MISSING)))
+		return 1;
+	if (write(th->ready, "R", 1) != 1 || read(th->go, &c, 1) != 1)
+		return 2;
+	/* A sharer's fault there is ours: the page was not filled. */
+	t.fd = th->fd;
+	t.ufd = ufd;
+	if (FAILED(start_touch(&t, &rd) > 0))
+		return 1;
+	if (FAILED(uffd_next(ufd, &msg, WAIT_MS) == 0))
+		return 1;
+	return FAILED(msg.arg.pagefault.address ==
+		      (uintptr_t)q + HUGE_OFF + 5) ? 1 : 0;
+}
+
+TEST_F(uffd, hugetlb_copy_retry_refused)
+{
+	struct copier c = { .dst = self->p + HUGE_OFF };
+	struct thief th = { .fd = self->fd };
+	int ready[2], go[2], sfd;
+	struct uffd_msg msg;
+	char *src, *fill;
+	pthread_t t;
+	pid_t pid;
+
+	ASSERT_OK(create_mapping(self->fd, HUGE_OFF, HPAGE, 0, RW,
+				 ANON | MAP_HUGETLB, -1));
+	c.ufd = uffd_open(0);
+	ASSERT_LE(0, c.ufd);
+	ASSERT_OK(uffd_register(c.ufd, self->p + HUGE_OFF, HPAGE,
+				UFFDIO_REGISTER_MODE_MISSING));
+	ASSERT_MAPS(src, mmap(NULL, HPAGE, RW, MAP_PRIVATE | MAP_ANONYMOUS,
+			      -1, 0));
+	ASSERT_OK(madvise(src, HPAGE, MADV_NOHUGEPAGE));
+	sfd = uffd_open(0);
+	ASSERT_LE(0, sfd);
+	ASSERT_OK(uffd_register(sfd, src, HPAGE, UFFDIO_REGISTER_MODE_MISSING));
+	c.src = src;
+	ASSERT_EQ(0, pthread_create(&t, NULL, copy_huge, &c));
+	/* The copy waits for its source. */
+	ASSERT_EQ(0, uffd_next(sfd, &msg, WAIT_MS));
+
+	ASSERT_OK(uffd_unregister(c.ufd, self->p + HUGE_OFF, HPAGE));
+	ASSERT_OK(pipe(ready));
+	ASSERT_OK(pipe(go));
+	th.ready = ready[1];
+	th.go = go[0];
+	pid = fork_run(thief_child, &th);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ('R', read_byte(ready[0], WAIT_MS));
+
+	ASSERT_MAPS(fill, mmap(NULL, HPAGE, RW, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0));
+	memset(fill, 'B', HPAGE);
+	{
+		struct uffdio_copy uc = {
+			.dst = (uintptr_t)src, .src = (uintptr_t)fill,
+			.len = HPAGE,
+		};
+
+		ASSERT_OK(ioctl(sfd, UFFDIO_COPY, &uc));
+	}
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(-1L, c.ret);
+	EXPECT_EQ(ENOENT, c.err);
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	EXPECT_EQ(0, wait_exit(pid));
+	close(sfd);
+	close(c.ufd);
 }
 
 /* Bad ranges and operations through an attachment change nothing. */
@@ -725,7 +975,7 @@ TEST_F(uffd, bad_input)
  * The registration ends with the userfaultfd or the attachment: a fault
  * waiting on it goes on (an ordinary fault, a zero page), later ones too.
  */
-enum end_by { END_CLOSE, END_UNREGISTER, END_MUNMAP };
+enum end_by { END_CLOSE, END_UNREGISTER, END_MUNMAP, END_REPLACED };
 
 static void ends_with(struct __test_metadata *_metadata,
 		      FIXTURE_DATA(uffd) *self, enum end_by how)
@@ -735,10 +985,8 @@ static void ends_with(struct __test_metadata *_metadata,
 	int rd, ufd;
 	pid_t pid;
 
-	ufd = uffd_open(0);
-	ASSERT_LE(0, ufd);
-	ASSERT_OK(uffd_register(ufd, self->p, OBJ,
-				UFFDIO_REGISTER_MODE_MISSING));
+	ufd = registered(self->p, 0, UFFDIO_REGISTER_MODE_MISSING);
+	ASSERT_LE(0, ufd) TH_LOG("userfaultfd: %s", strerror(errno));
 	t.ufd = ufd;
 	pid = start_touch(&t, &rd);
 	ASSERT_LT(0, pid);
@@ -751,6 +999,12 @@ static void ends_with(struct __test_metadata *_metadata,
 	case END_UNREGISTER:
 		ASSERT_OK(uffd_unregister(ufd, self->p, OBJ));
 		break;
+	case END_REPLACED:
+		/* The object the fault waits on goes, then the attachment. */
+		ASSERT_OK(ioctl(self->fd, MSHAREFS_UNMAP,
+				&(struct mshare_unmap){ 0, OBJ }));
+		ASSERT_OK(create_mapping(self->fd, 0, OBJ, 0, RW, ANON, -1));
+		/* fall through */
 	case END_MUNMAP:
 		ASSERT_OK(munmap(self->p, A));
 		break;
@@ -785,6 +1039,12 @@ TEST_F(uffd, ends_with_unregister)
 TEST_F(uffd, ends_with_munmap)
 {
 	ends_with(_metadata, self, END_MUNMAP);
+}
+
+/* Also for a fault whose object was replaced while it waited. */
+TEST_F(uffd, ends_with_munmap_replaced)
+{
+	ends_with(_metadata, self, END_REPLACED);
 }
 
 /*
@@ -872,10 +1132,9 @@ TEST_F(uffd, remove_event_other_sharer)
 	pid_t pid;
 
 	memset(self->p, 'z', OBJ);
-	ufd = uffd_open(UFFD_FEATURE_EVENT_REMOVE);
-	ASSERT_LE(0, ufd);
-	ASSERT_OK(uffd_register(ufd, self->p, OBJ,
-				UFFDIO_REGISTER_MODE_MISSING));
+	ufd = registered(self->p, UFFD_FEATURE_EVENT_REMOVE,
+			 UFFDIO_REGISTER_MODE_MISSING);
+	ASSERT_LE(0, ufd) TH_LOG("userfaultfd: %s", strerror(errno));
 	ASSERT_OK(pipe(pipefd));
 	d.done = pipefd[1];
 	pid = fork_run(dropper_child, &d);
