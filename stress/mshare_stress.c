@@ -1690,8 +1690,22 @@ static int refused_op(struct att *a, int r, int slot)
 			return 0;
 		}
 		ret = ioctl(fd, UFFDIO_REGISTER, &reg);
-		if (!ret)
+		if (!ret) {
+			/*
+			 * Fill the first page if it is missing, with the zeros
+			 * a fault would read there: EEXIST if it is there,
+			 * EINVAL for huge pages, ENOENT if the object changed.
+			 */
+			struct uffdio_zeropage z = {
+				.range = { (unsigned long)obj, PAGE } };
+
+			if (ioctl(fd, UFFDIO_ZEROPAGE, &z) && errno != EEXIST &&
+			    errno != EINVAL && errno != ENOENT &&
+			    errno != EAGAIN)
+				FAIL(unexpected, "UFFDIO_ZEROPAGE: %s",
+				     strerror(errno));
 			ioctl(fd, UFFDIO_UNREGISTER, &reg.range);
+		}
 		close(fd);
 		break;
 	}
