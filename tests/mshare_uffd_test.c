@@ -417,33 +417,52 @@ TEST_F(uffd, missing_own_thread_named)
 }
 
 /*
- * A fault waiting for us holds no lock of its process: a thread of ours
- * waits on a missing page of our attachment, and meanwhile we mmap() and
- * munmap() (the mmap_lock for writing) and resolve it. Were the lock
- * held, the mmap() would wait for the fault and the fault for us: the
- * alarm ends that.
+ * A fault waiting for us holds no lock of its process. A thread of ours
+ * waits on a missing page of our attachment, and meanwhile we change the
+ * attachment's own flags (MADV_DONTFORK, which write-locks its VMA) and
+ * mmap() and munmap() (the mmap_lock for writing), then resolve it; once
+ * for a load (a user-mode fault, which may be tried under the VMA lock)
+ * and once for a read() into the page (kernel mode: under the mmap_lock).
+ * Were a lock held, the change would wait for the fault and the fault for
+ * us: the alarm ends that.
  */
-TEST_F(uffd, wait_holds_no_process_lock)
+static void *syscall_read_thread(void *arg);
+
+static void wait_unlocked(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(uffd) *self, int ufd,
+			  void *(*fn)(void *), unsigned long off, long want)
 {
 	struct uffd_msg msg;
 	pthread_t th;
 	char *src, *q;
 	void *ret;
+
+	ASSERT_MAPS(src, page_of('l'));
+	ASSERT_EQ(0, pthread_create(&th, NULL, fn, self->p + off));
+	ASSERT_EQ(0, uffd_next(ufd, &msg, WAIT_MS));
+	EXPECT_EQ((uintptr_t)self->p + off,
+		  msg.arg.pagefault.address & ~(PG - 1));
+	alarm(20);
+	ASSERT_OK(madvise(self->p, A, MADV_DONTFORK));
+	ASSERT_OK(madvise(self->p, A, MADV_DOFORK));
+	ASSERT_MAPS(q, mmap(NULL, PG, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+	ASSERT_OK(munmap(q, PG));
+	ASSERT_OK(uffd_copy(ufd, self->p + off, src));
+	ASSERT_EQ(0, pthread_join(th, &ret));
+	alarm(0);
+	EXPECT_EQ(want, (long)ret);
+	munmap(src, PG);
+}
+
+TEST_F(uffd, wait_holds_no_process_lock)
+{
 	int ufd;
 
 	ufd = registered(self->p, 0, UFFDIO_REGISTER_MODE_MISSING);
 	ASSERT_LE(0, ufd) TH_LOG("userfaultfd: %s", strerror(errno));
-	ASSERT_EQ(0, pthread_create(&th, NULL, read_page, self->p + 61 * PG));
-	ASSERT_EQ(0, uffd_next(ufd, &msg, WAIT_MS));
-	EXPECT_EQ((uintptr_t)self->p + 61 * PG, msg.arg.pagefault.address);
-	alarm(20);
-	ASSERT_MAPS(q, mmap(NULL, PG, RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-	ASSERT_OK(munmap(q, PG));
-	ASSERT_MAPS(src, page_of('l'));
-	ASSERT_OK(uffd_copy(ufd, self->p + 61 * PG, src));
-	ASSERT_EQ(0, pthread_join(th, &ret));
-	alarm(0);
-	EXPECT_EQ((uintptr_t)'l', (uintptr_t)ret);
+	wait_unlocked(_metadata, self, ufd, read_page, 61 * PG, 'l');
+	wait_unlocked(_metadata, self, ufd, syscall_read_thread, 62 * PG, 1);
+	EXPECT_EQ('s', self->m[62 * PG]);
 	close(ufd);
 }
 
