@@ -9,7 +9,7 @@ FLAVOURS := fast debug
 	tree export cover-letter squash series \
 	kernels kernel-fast kernel-debug headers tests examples initramfs \
 	tools man-lint checkpatch check-harness stress stress-short \
-	check-series check-warnings manifest clean distclean mm-selftests test-mm mm-baseline \
+	check-series check-warnings check-arm64 manifest clean distclean mm-selftests test-mm mm-baseline \
 	baseline-kernels outside deb deb-user mm-debug release-check
 
 all: kernels tests initramfs
@@ -249,6 +249,9 @@ check-series: $(BUILD)/linux/.git
 check-warnings: $(BUILD)/linux/.git
 	@$(S)/check-warnings.sh
 	@$(S)/series-report.sh
+
+check-arm64: $(BUILD)/linux/.git
+	@$(S)/arm64-build.sh
 
 clean:
 	rm -rf $(BUILD)/obj-* $(BUILD)/tests $(BUILD)/initramfs* $(BUILD)/logs
