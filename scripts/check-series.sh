@@ -23,7 +23,18 @@ export CCACHE_BASEDIR=$wt CCACHE_NOHASHDIR=1
 command -v ccache >/dev/null || die "no ccache: run 'make deps'"
 n=0
 progress=$BUILD/check-series.progress
-[ -n "${CHECK_SERIES_RESUME:-}" ] && [ -f "$progress" ] || : >"$progress"
+if [ -n "${CHECK_SERIES_RESUME:-}" ] && [ -f "$progress" ]; then
+	# Keep only what still holds: the same commit at the same position.
+	keep=$(mktemp)
+	i=0
+	for c in $(git -C "$KTREE" rev-list --reverse base..HEAD); do
+		i=$((i + 1))
+		grep "^$i $(git -C "$KTREE" rev-parse --short "$c") " "$progress" >>"$keep" || true
+	done
+	mv "$keep" "$progress"
+else
+	: >"$progress"
+fi
 for c in $(git -C "$KTREE" rev-list --reverse base..HEAD); do
 	n=$((n + 1))
 	if grep -q "^$n $(git -C "$KTREE" rev-parse --short "$c") " "$progress"; then
@@ -54,6 +65,6 @@ secs=$(sed -n 's/.*(\([0-9]*\) s)$/\1/p' "$progress" | awk '{ s += $1 } END { pr
 	echo "seconds: $secs"
 	echo "cpus: $(nproc)"
 	ccache -s 2>/dev/null | grep -iE '^ *(hits|misses)|cache hit|cache miss' | sed 's/^ */ccache: /' || true
-	sed 's/^/commit /' "$progress"
+	sort -n -k1,1 "$progress" | sed 's/^/commit /'
 } >"$TOP/tests/results/check-series.txt"
 log "every commit of the series builds ($n commits, $secs s)"
