@@ -206,7 +206,6 @@ struct toucher {
 	char val;
 	int pipe;		/* write end */
 	int ufd;		/* if not 0, our userfaultfd: close it */
-	char *at;		/* where it attached, set in the child */
 };
 
 static int touch_child(void *arg)
@@ -220,7 +219,6 @@ static int touch_child(void *arg)
 		close(t->ufd);
 	if (q == MAP_FAILED)
 		return 1;
-	t->at = q;
 	if (t->write)
 		*(volatile char *)(q + t->off) = t->val;
 	got = *(volatile char *)(q + t->off);
