@@ -1,24 +1,40 @@
 #!/usr/bin/env bash
-# Build the bzImage of one flavour (fast or debug) out of tree in
-# build/obj-FLAVOUR from build/linux. The .config is allnoconfig plus
-# kernel/configs/base.config plus kernel/configs/FLAVOUR.config, and every
-# symbol the fragments ask for is checked in the result: merge_config.sh
-# silently drops symbols whose dependencies are missing.
+# Build the kernel of one flavour out of tree from build/linux:
+#   build-kernel.sh fast|debug           x86_64 bzImage in build/obj-FLAVOUR
+#   build-kernel.sh arm64-fast|arm64-debug
+#                                        arm64 Image, cross-built with
+#                                        Debian's gcc-aarch64-linux-gnu, in
+#                                        build/obj-arm64-FLAVOUR
+# The .config is allnoconfig plus kernel/configs/base.config, the
+# architecture's fragment (x86_64.config or arm64.config) and
+# FLAVOUR.config, and every symbol the fragments ask for is checked in the
+# result: merge_config.sh silently drops symbols whose dependencies are
+# missing.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-flavour=${1:?usage: build-kernel.sh fast|debug}
+name=${1:?usage: build-kernel.sh [arm64-]fast|debug}
+karch=x86_64 flavour=$name
+case "$name" in arm64-*) karch=arm64 flavour=${name#arm64-} ;; esac
 frag=$CONFIGS/$flavour.config
-obj=${BUILD_OBJ:-$BUILD/obj-$flavour}
+obj=${BUILD_OBJ:-$BUILD/obj-$name}
 [ -f "$frag" ] || die "no config fragment $frag"
 [ -e "$KTREE/.git" ] || die "no kernel tree at $KTREE: run 'make tree'"
+cross=() image=arch/x86/boot/bzImage target=bzImage
+if [ "$karch" = arm64 ]; then
+	cross=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
+	image=arch/arm64/boot/Image target=Image
+	command -v aarch64-linux-gnu-gcc >/dev/null ||
+		die "no aarch64-linux-gnu-gcc: run scripts/arm64.sh deps"
+fi
 
 # The fragments; BASELINE=1 (a tree without the series) drops MSHARE.
 fragments() {
 	if [ "${BASELINE:-0}" = 1 ]; then
-		grep -hv '^CONFIG_MSHARE=' "$CONFIGS/base.config" "$frag"
+		grep -hv '^CONFIG_MSHARE=' "$CONFIGS/base.config" \
+			"$CONFIGS/$karch.config" "$frag"
 	else
-		cat "$CONFIGS/base.config" "$frag"
+		cat "$CONFIGS/base.config" "$CONFIGS/$karch.config" "$frag"
 	fi
 }
 
@@ -35,31 +51,31 @@ check_config() {
 			bad=1
 		fi
 	done < <(fragments)
-	[ "$bad" = 0 ] || die "the $flavour config lost requested symbols (missing dependencies?)"
+	[ "$bad" = 0 ] || die "the $name config lost requested symbols (missing dependencies?)"
 }
 
 configure() {
 	mkdir -p "$obj"
-	make -s -C "$KTREE" O="$obj" allnoconfig >/dev/null
+	make -s -C "$KTREE" O="$obj" "${cross[@]}" allnoconfig >/dev/null
 	fragments >"$obj/.fragments.new"
 	"$KTREE/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" \
 		"$obj/.fragments.new" >"$obj/merge_config.log"
-	make -s -C "$KTREE" O="$obj" olddefconfig >/dev/null
+	make -s -C "$KTREE" O="$obj" "${cross[@]}" olddefconfig >/dev/null
 	check_config
 	mv "$obj/.fragments.new" "$obj/.fragments"
 }
 
 if ! cmp -s <(fragments) "$obj/.fragments" 2>/dev/null ||
 	[ ! -f "$obj/.config" ]; then
-	log "configuring $flavour kernel"
+	log "configuring $name kernel"
 	configure
 fi
 # TARGET=prepare (check-warnings.sh) stops at what single objects need.
 start=$(date +%s)
 if [ "${TARGET:-bzImage}" = prepare ]; then
-	make -s -C "$KTREE" O="$obj" -j"$JOBS" prepare
+	make -s -C "$KTREE" O="$obj" "${cross[@]}" -j"$JOBS" prepare
 	exit 0
 fi
 # KCC="ccache gcc" (make check-series) caches objects across commits.
-make -s -C "$KTREE" O="$obj" -j"$JOBS" ${KCC:+CC="$KCC"} bzImage
-log "$flavour bzImage built in $(($(date +%s) - start)) s: $obj/arch/x86/boot/bzImage"
+make -s -C "$KTREE" O="$obj" "${cross[@]}" -j"$JOBS" ${KCC:+CC="$KCC"} $target
+log "$name $target built in $(($(date +%s) - start)) s: $obj/$image"

@@ -37,7 +37,7 @@ out=${1:?usage: mkinitramfs.sh OUT}
 stage=$BUILD/initramfs
 rm -rf "$stage"
 mkdir -p "$stage"/{bin,sbin,usr/bin,usr/sbin,etc,proc,sys,dev,tmp,root,tests,demo,add}
-cp /bin/busybox "$stage/bin/busybox"
+cp "${BUSYBOX:-/bin/busybox}" "$stage/bin/busybox"
 cp "$TOP/guest/in-guest-init" "$stage/init"
 cp -a "$TOP/guest/demo/." "$stage/demo/"
 if compgen -G "$BUILD/examples/*" >/dev/null; then

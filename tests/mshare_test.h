@@ -65,6 +65,10 @@
 #ifndef MAP_DROPPABLE
 #define MAP_DROPPABLE		0x08
 #endif
+/* x86's; elsewhere (arm64) the bit is no flag, and must be refused too. */
+#ifndef MAP_32BIT
+#define MAP_32BIT		0x40
+#endif
 #ifndef MAP_HUGE_SHIFT
 #define MAP_HUGE_SHIFT		26
 #endif

@@ -410,6 +410,11 @@ static size_t huge_size(int flags)
 	return shift ? 1UL << shift : 2UL << 20;
 }
 
+/* x86's; on other architectures (arm64) no program passes it. */
+#ifndef MAP_32BIT
+#define MAP_32BIT	0
+#endif
+
 /* Why mmap(MAP_SHARED | MAP_ANONYMOUS, @prot, @flags) cannot be moved. */
 static int refusal(int prot, int flags)
 {

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# msharefs on arm64 (4 KiB pages, 48-bit virtual addresses), cross-built
+# on this x86_64 host and booted in qemu-system-aarch64 (TCG, 4 vCPUs):
+#   arm64.sh deps                 the cross compiler, QEMU, arm64 busybox
+#   arm64.sh kernel fast|debug    build/obj-arm64-FLAVOUR/arch/arm64/boot/Image
+#   arm64.sh initramfs            the suite's programs, static, and the
+#                                 guest's init: build/arm64/initramfs.cpio.gz
+#   arm64.sh test fast|debug...   the suite on those kernels (test.sh)
+# make test-arm64 runs them all. Everything of arm64's lives under
+# build/arm64 and build/obj-arm64-*: the x86_64 build is left alone.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+A=$BUILD/arm64
+CROSS=aarch64-linux-gnu-
+HDRS=$A/obj-headers/usr/include
+
+deps() {
+	local need=() deb
+
+	command -v ${CROSS}gcc >/dev/null || need+=(gcc-aarch64-linux-gnu)
+	command -v qemu-system-aarch64 >/dev/null || need+=(qemu-system-arm)
+	command -v numfmt >/dev/null || need+=(coreutils)
+	if [ ${#need[@]} -gt 0 ]; then
+		[ "$(id -u)" = 0 ] || die "missing ${need[*]}: install as root"
+		log "installing ${need[*]}"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >/dev/null
+	fi
+	# Debian's arm64 busybox-static, unpacked, not installed: installing
+	# it would replace the host's busybox, which the x86_64 guest needs.
+	[ -x "$A/busybox/bin/busybox" ] && return 0
+	[ "$(id -u)" = 0 ] || die "no arm64 busybox: run 'scripts/arm64.sh deps' as root"
+	if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+		dpkg --add-architecture arm64
+		apt-get update -q >/dev/null
+	fi
+	mkdir -p "$A/deb"
+	rm -f "$A"/deb/busybox-static_*_arm64.deb
+	(cd "$A/deb" && apt-get download -q busybox-static:arm64 >/dev/null 2>&1) ||
+		{ apt-get update -q >/dev/null &&
+			(cd "$A/deb" && apt-get download -q busybox-static:arm64 >/dev/null); }
+	deb=$(ls "$A"/deb/busybox-static_*_arm64.deb)
+	rm -rf "$A/busybox"
+	dpkg-deb -x "$deb" "$A/busybox"
+	log "arm64 busybox from $(basename "$deb")"
+}
+
+kernel() {
+	"$TOP/scripts/build-kernel.sh" "arm64-${1:?usage: arm64.sh kernel fast|debug}"
+}
+
+# The UAPI headers of arm64, libmshare and the static programs of the
+# suite, cross-compiled, then the initramfs as mkinitramfs.sh makes it
+# for x86_64, with the arm64 busybox.
+initramfs() {
+	local mk=(make -s CC=${CROSS}gcc AR=${CROSS}ar)
+
+	[ -x "$A/busybox/bin/busybox" ] || die "no arm64 busybox: run 'scripts/arm64.sh deps'"
+	make -s -C "$KTREE" O="$A/obj-headers" ARCH=arm64 headers_install >/dev/null
+	"${mk[@]}" -C "$TOP/lib" HDRS="$HDRS" OUT="$A/lib" UAPI_CHECK=
+	"${mk[@]}" -C "$TOP/tests" KTREE="$KTREE" HDRS="$HDRS" \
+		LIBOUT="$A/lib" OUT="$A/tests"
+	"${mk[@]}" -C "$TOP/tools" HDRS="$HDRS" KTREE="$KTREE" \
+		LIBOUT="$A/lib" OUT="$A/tools"
+	mkdir -p "$A/examples"
+	for c in "$TOP"/examples/*.c; do
+		${CROSS}gcc -static -O2 -Wall -Wextra -isystem "$HDRS" \
+			-o "$A/examples/$(basename "$c" .c)" "$c"
+	done
+	BUILD=$A KTREE=$KTREE BUSYBOX=$A/busybox/bin/busybox \
+		"$TOP/scripts/mkinitramfs.sh" "$A/initramfs.cpio.gz"
+}
+
+run_tests() {
+	local f args=()
+
+	[ $# -gt 0 ] || set -- fast debug
+	for f in "$@"; do args+=("arm64-$f"); done
+	"$TOP/scripts/test.sh" "${args[@]}"
+}
+
+cmd=${1:-}
+shift || true
+case "$cmd" in
+deps) deps ;;
+kernel) kernel "$@" ;;
+initramfs) initramfs ;;
+test) run_tests "$@" ;;
+*) die "usage: arm64.sh deps|kernel FLAVOUR|initramfs|test [FLAVOUR...]" ;;
+esac
