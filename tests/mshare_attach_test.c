@@ -87,7 +87,7 @@ static unsigned long free_aligned(unsigned long from)
 {
 	unsigned long addr;
 
-	for (addr = from; addr && addr <= (1UL << 47) - 2 * A; addr += A) {
+	for (addr = from; addr && addr <= USER_VA_END - 2 * A; addr += A) {
 		void *p = mmap((void *)addr, A, PROT_NONE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
 			       MAP_FIXED_NOREPLACE, -1, 0);
@@ -1136,13 +1136,13 @@ TEST_F(attach, unaligned_hint_aligned)
 }
 
 /*
- * A hint at or above TASK_SIZE (47 bits here) is no address this process
+ * A hint at or above TASK_SIZE (USER_VA_END) is no address this process
  * could use: it is ignored as an unaligned one is, and the kernel picks.
  */
 TEST_F(attach, hint_above_task_size)
 {
 	static const unsigned long hints[] = {
-		1UL << 47, (1UL << 47) + EXPECTED_ALIGN,
+		USER_VA_END, USER_VA_END + EXPECTED_ALIGN,
 		1UL << 56, 0xffff800000000000UL, ~0UL & ~(EXPECTED_ALIGN - 1),
 	};
 	int fd = self->r.fd;
@@ -1155,13 +1155,13 @@ TEST_F(attach, hint_above_task_size)
 		ASSERT_NE(MAP_FAILED, p)
 			TH_LOG("hint %#lx: %s", hints[i], strerror(errno));
 		ASSERT_ALIGNED(p);
-		ASSERT_GT(1UL << 47, (unsigned long)p);
+		ASSERT_GT(USER_VA_END, (unsigned long)p);
 		p[i] = (char)(i + 1);
 		ASSERT_EQ(0, child_read(p + i, (char)(i + 1)));
 		ASSERT_OK(munmap(p, A));
 	}
 	/* With MAP_FIXED the address is taken at its word: no room there. */
-	ASSERT_FAILS(ENOMEM, mshare_attach(fd, (void *)(1UL << 47), RW, MAP_FIXED));
+	ASSERT_FAILS(ENOMEM, mshare_attach(fd, (void *)USER_VA_END, RW, MAP_FIXED));
 }
 
 TEST_F(attach, fixed_aligned)

@@ -2335,6 +2335,7 @@ TEST_F(mm, soft_dirty_region)
 				.write = 5 };
 	char *p, *own;
 
+	SKIP_UNLESS_X86("soft-dirty bits");
 	ASSERT_OK(create_anon(self->fd, 0, sd.n * PG));
 	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
 	fill(p, sd.n * PG, 45);
@@ -2397,6 +2398,7 @@ TEST_F(mm, pagemap_scan_region)
 	char *p;
 	int pm;
 
+	SKIP_UNLESS_X86("soft-dirty bits");
 	ASSERT_OK(create_anon(self->fd, 0, n * PG));
 	ASSERT_MAPS(p, mshare_attach(self->fd, NULL, RW, 0));
 	fill(p, n * PG, 46);

@@ -1234,8 +1234,11 @@ TEST_F(attached, mprotect_keeps_the_vma)
 	assert_vma_unchanged(_metadata, self);
 	EXPECT_EQ(128 + SIGSEGV, child_store(p + MIB + PAGE));
 	EXPECT_EQ(0, child_store(p + PAGE));
-	CHECK(syscall(__NR_pkey_mprotect, p + MIB, MIB,
-		      PROT_READ | PROT_WRITE, -1), 0);
+	if (HAVE_PKEYS)
+		CHECK(syscall(__NR_pkey_mprotect, p + MIB, MIB,
+			      PROT_READ | PROT_WRITE, -1), 0);
+	else
+		CHECK(mprotect(p + MIB, MIB, PROT_READ | PROT_WRITE), 0);
 	EXPECT_EQ(0, child_store(p + MIB + PAGE));
 	CHECK(mprotect(p, PAGE, PROT_NONE), 0);
 	EXPECT_EQ(128 + SIGSEGV, child_load(p));

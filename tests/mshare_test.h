@@ -65,6 +65,32 @@
 #ifndef MAP_DROPPABLE
 #define MAP_DROPPABLE		0x08
 #endif
+/*
+ * The end of the user address space a program gets without asking for
+ * more: 47 bits on x86_64 (4-level paging, and 5-level without a hint
+ * above it), 48 on arm64 with 48-bit virtual addresses.
+ */
+#ifdef __aarch64__
+#define USER_VA_END		(1UL << 48)
+#else
+#define USER_VA_END		(1UL << 47)
+#endif
+
+/*
+ * What the suite tests that only x86_64 has: soft-dirty bits (6.12's
+ * arm64 has none) and protection keys (arm64's need POE, which the test
+ * kernels leave out and QEMU 7.2 does not emulate: the pkey system calls
+ * are ENOSYS there). Their tests skip elsewhere with a reason that starts
+ * "x86-only:", the one skip tests/allowed-skips allows them.
+ */
+#ifdef __x86_64__
+#define HAVE_PKEYS		1
+#define SKIP_UNLESS_X86(what)	do { } while (0)
+#else
+#define HAVE_PKEYS		0
+#define SKIP_UNLESS_X86(what)	SKIP(return, "x86-only: %s", what)
+#endif
+
 /* x86's; elsewhere (arm64) the bit is no flag, and must be refused too. */
 #ifndef MAP_32BIT
 #define MAP_32BIT		0x40

@@ -941,6 +941,7 @@ TEST_F_TIMEOUT(trust, pkey_mprotect_refused, 60)
 	struct rctx c;
 	int key;
 
+	SKIP_UNLESS_X86("protection keys");
 	key = pkey_alloc(0, 0);
 	if (key < 0 && (errno == ENOSPC || errno == EINVAL ||
 			errno == ENOSYS))

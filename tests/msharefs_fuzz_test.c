@@ -58,17 +58,37 @@
 #define MAX_OBJS	48
 #define MAX_TAGS	256
 #define MAX_BAD		40
-#define USER_TOP	((1UL << 47) - PG)	/* TASK_SIZE, 4-level */
+/* TASK_SIZE: x86_64 leaves out the last page, arm64 does not. */
+#ifdef __aarch64__
+#define USER_TOP	USER_VA_END
+#else
+#define USER_TOP	(USER_VA_END - PG)
+#endif
 #define KERNEL_ADDR	0xffff888000000000UL
+/* The largest region: the aligned user address space less its first unit. */
+#define MAX_REGION	((USER_TOP / w.A - 1) * w.A)
 #define MNT_TEMPLATE	"/tmp/mshare-fuzz-XXXXXX"
+
+/*
+ * x86's mmap flags, which only x86 counts among the legacy ones; and the
+ * huge-page sizes other than 2 MiB and 1 GiB that arm64 has with 4 KiB
+ * pages (contiguous 64 KiB and 32 MiB), for which no pages are reserved.
+ */
+#ifdef __x86_64__
+#define X86_MAP_FLAGS	(MAP_32BIT | MAP_ABOVE4G)
+#define ARCH_HSTATE(log) 0
+#else
+#define X86_MAP_FLAGS	0
+#define ARCH_HSTATE(log) ((log) == 16 || (log) == 25)
+#endif
 
 /* The Linux mmap flags that MAP_SHARED_VALIDATE accepts for a region. */
 #define LEGACY_MAP_MASK	(MAP_SHARED | MAP_PRIVATE | MAP_FIXED |	\
 			 MAP_ANONYMOUS | MAP_DENYWRITE | MAP_EXECUTABLE | \
 			 MAP_UNINITIALIZED | MAP_GROWSDOWN | MAP_LOCKED | \
 			 MAP_NORESERVE | MAP_POPULATE | MAP_NONBLOCK |	\
-			 MAP_STACK | MAP_HUGETLB | MAP_32BIT |		\
-			 MAP_ABOVE4G | (21U << MAP_HUGE_SHIFT) |	\
+			 MAP_STACK | MAP_HUGETLB | X86_MAP_FLAGS |	\
+			 (21U << MAP_HUGE_SHIFT) |			\
 			 (30U << MAP_HUGE_SHIFT))
 /* What MSHAREFS_CREATE_MAPPING accepts besides MAP_SHARED | MAP_FIXED. */
 #define CREATE_FLAGS	(MAP_ANONYMOUS | MAP_NORESERVE | MAP_HUGETLB | \
@@ -568,8 +588,11 @@ static eset create_oracle(const struct fdk *f, const struct mshare_create *mc,
 		*huge_obj = b->kind == K_HUGE;
 	} else if (huge) {
 		log = (mc->flags >> MAP_HUGE_SHIFT) & 0x3f;
-		if (log == 30)
-			hsize = 1UL << 30;
+		/* Sizes with no reserved pages: 30 stands for them below. */
+		if (log == 30 || ARCH_HSTATE(log)) {
+			hsize = 1UL << log;
+			log = 30;
+		}
 		else if (log && log != 21)
 			return E(EINVAL);
 		/* A 1 GiB hstate may not exist: EINVAL. */
@@ -919,9 +942,9 @@ static eset mmap_oracle(const struct fdk *f, unsigned long addr,
 static unsigned long map_addr(bool fixed)
 {
 	const unsigned long a[] = {
-		w.free_at, w.free_at + PG, w.free_at + w.A / 2, 1UL << 47,
+		w.free_at, w.free_at + PG, w.free_at + w.A / 2, USER_VA_END,
 		USER_TOP + PG - w.A, KERNEL_ADDR, ~0UL & ~(PG - 1),
-		(unsigned long)rnd() & ((1UL << 47) - 1),
+		(unsigned long)rnd() & (USER_VA_END - 1),
 	};
 	const unsigned long hints[] = { 0, (unsigned long)w.P, PG, 2 * w.A };
 
@@ -989,7 +1012,7 @@ static eset set_size_oracle(const struct region *reg, int64_t len)
 {
 	if ((uint64_t)len == reg->size)
 		return OK;
-	if (reg->size || len <= 0 || len % w.A || (uint64_t)len > 254 * w.A)
+	if (reg->size || len <= 0 || len % w.A || (uint64_t)len > MAX_REGION)
 		return E(EINVAL);
 	return OK | E(ENOMEM);
 }

@@ -47,15 +47,16 @@
  * other processes see): it fails (ENOMEM when the table is full).
  *
  * Every mapping in a region takes a whole alignment unit of address space:
- * with 4-level page tables (128 TiB) about 250 fit, fewer than the table's
- * 256 entries, so by default the address space runs out first.
+ * about 250 fit in x86_64's 128 TiB, about 500 in arm64's 256 TiB, fewer
+ * than the table's 512 entries, so by default the address space runs out
+ * first.
  *
  * Environment: MSHARE_PRELOAD_THRESHOLD (bytes, K/M/G/T suffixes),
  * MSHARE_PRELOAD_PREFIX (region names PREFIX-<pid>-<n>, default
  * "preload"), MSHARE_MOUNT (default /sys/fs/mshare),
  * MSHARE_PRELOAD_VERBOSE=1 (report every region made),
  * MSHARE_PRELOAD_MAX_MAPPINGS (at most this many mappings in regions at
- * once, 1 to 256, the default).
+ * once, 1 to 512, the default).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -92,7 +93,7 @@
 #define MAP_HUGE_BITS		(0x3fU << MAP_HUGE_SHIFT)
 
 #define DEFAULT_THRESHOLD	(64UL << 20)
-#define MAX_MAPPINGS		256
+#define MAX_MAPPINGS		512
 
 /* ---- the C library's functions ---------------------------------------- */
 
