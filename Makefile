@@ -9,7 +9,7 @@ FLAVOURS := fast debug
 	tree export cover-letter squash series \
 	kernels kernel-fast kernel-debug headers tests examples initramfs \
 	tools man-lint checkpatch check-harness stress stress-short \
-	check-series check-warnings check-arm64 manifest clean distclean mm-selftests test-mm mm-baseline \
+	check-series check-warnings check-arm64 test-arm64 bench-arm64 manifest clean distclean mm-selftests test-mm mm-baseline \
 	baseline-kernels outside deb deb-user mm-debug release-check
 
 all: kernels tests initramfs
@@ -34,6 +34,22 @@ mm-debug: deps
 	@$(S)/mm-selftests.sh run --quick debug "$(MM_SUBSET)"
 
 release-check: test mm-debug test-mm stress outside check-series check-warnings
+
+# msharefs on arm64 (4 KiB pages, 48-bit VA): both arm64 kernels
+# cross-built, the suite in qemu-system-aarch64 (scripts/arm64.sh); not in
+# make test, for time: the README's arm64 section records its last run.
+test-arm64: deps
+	@$(MAKE) --no-print-directory $(BUILD)/linux/.git headers
+	@$(S)/arm64.sh all
+
+# Page tables and faults per sharer on the arm64 fast kernel
+# (bench/results/arm64-bench-*.csv and the README's arm64 bench section).
+bench-arm64: deps
+	@$(MAKE) --no-print-directory $(BUILD)/linux/.git headers
+	@$(S)/arm64.sh deps
+	@$(S)/arm64.sh kernel fast
+	@$(S)/arm64.sh initramfs
+	@BENCH_FLAVOUR=arm64-fast $(S)/bench.sh bench-arch
 
 # What the suite must run (tests/manifest), made from the test sources.
 manifest: headers

@@ -6,8 +6,13 @@
 #   arm64.sh initramfs            the suite's programs, static, and the
 #                                 guest's init: build/arm64/initramfs.cpio.gz
 #   arm64.sh test fast|debug...   the suite on those kernels (test.sh)
-# make test-arm64 runs them all. Everything of arm64's lives under
-# build/arm64 and build/obj-arm64-*: the x86_64 build is left alone.
+#   arm64.sh all                  make test-arm64: all of the above, each
+#                                 phase timed; the output is kept in
+#                                 tests/results/make-test-arm64.log and
+#                                 the README's arm64 section made from it
+#   arm64.sh readme               that section alone, from the log
+# Everything of arm64's lives under build/arm64 and build/obj-arm64-*:
+# the x86_64 build is left alone.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -79,6 +84,79 @@ run_tests() {
 	"$TOP/scripts/test.sh" "${args[@]}"
 }
 
+# The README's section between <!-- arm64:begin --> and <!-- arm64:end -->:
+# the last make test-arm64's closing line, phase times and skips.
+readme() {
+	local res=$TOP/tests/results/make-test-arm64.log sec
+
+	[ -f "$res" ] || die "no $res: run 'make test-arm64'"
+	sec=$(mktemp)
+	awk -v res="tests/results/make-test-arm64.log" '
+		/^# make test-arm64,/ { sub(/^# /, ""); head = $0 }
+		/^  .*  +[0-9]+ s +[0-9.]+ min$/ {
+			line = $0; sub(/^ +/, "", line)
+			split(line, f, /  +/)
+			rows = rows sprintf("| %s | %s |\n", f[1], f[3]) }
+		/^ktap: SKIP/ { skips = skips "- " substr($0, 7) "\n" }
+		/^[0-9]+ passed, [0-9]+ failed/ { closing = $0 }
+		END {
+			print "<!-- arm64:begin -->"
+			printf "Last `make test-arm64` (%s), from `%s`:\n\n", head, res
+			printf "    %s\n\n", closing
+			print "| phase | time |"
+			print "| --- | --- |"
+			printf "%s", rows
+			if (skips != "") {
+				print ""
+				print "Skipped on arm64, each allowed by `tests/allowed-skips` only there:"
+				print ""
+				printf "%s", skips
+			}
+			print "<!-- arm64:end -->"
+		}' "$res" >"$sec"
+	replace_section arm64 "$TOP/README.md" "$sec"
+	rm -f "$sec"
+	log "README arm64 section written"
+}
+
+# make test-arm64: everything from the packages on, each phase timed. The
+# debug kernel builds at low priority while the fast kernel's suite runs.
+all() {
+	local logs=$BUILD/logs res=$TOP/tests/results/make-test-arm64.log
+	local out rc=0 t0 bpid
+
+	mkdir -p "$logs"
+	export MSHAREFS_PHASES=$logs/arm64-phases.tsv MSHAREFS_TEST_START
+	MSHAREFS_TEST_START=$(date +%s)
+	: >"$MSHAREFS_PHASES"
+	step() {
+		local name=$1 t
+		shift
+		t=$(date +%s)
+		"$@"
+		phase_time "$name" $(($(date +%s) - t))
+	}
+	step "packages" deps
+	[ -e "$KTREE/.git" ] || step "kernel tree" "$TOP/scripts/tree.sh"
+	step "arm64-fast kernel" kernel fast
+	step "user space, initramfs" initramfs
+	t0=$(date +%s)
+	nice -n 10 "$TOP/scripts/build-kernel.sh" arm64-debug >"$logs/arm64-debug-build.log" 2>&1 &
+	bpid=$!
+	out=$(mktemp)
+	"$TOP/scripts/test.sh" --save "$logs/arm64-fast.part" arm64-fast 2>&1 | tee "$out" || rc=1
+	wait "$bpid" || { tail -20 "$logs/arm64-debug-build.log" >&2; die "the arm64-debug kernel did not build"; }
+	phase_time "arm64-debug kernel (beside the fast suite)" $(($(date +%s) - t0))
+	"$TOP/scripts/test.sh" --add "$logs/arm64-fast.part" arm64-debug 2>&1 | tee -a "$out" || rc=1
+	{
+		echo "# make test-arm64, $(date -u +%F), series $(git -C "$KTREE" rev-parse --short=9 HEAD), $(git -C "$KTREE" rev-list --count base..HEAD 2>/dev/null || echo '?') commits"
+		grep -E '^(ktap: SKIP|failed:|phase times|  |[0-9]+ passed, [0-9]+ failed)' "$out" || true
+	} >"$res"
+	rm -f "$out"
+	readme
+	return "$rc"
+}
+
 cmd=${1:-}
 shift || true
 case "$cmd" in
@@ -86,5 +164,7 @@ deps) deps ;;
 kernel) kernel "$@" ;;
 initramfs) initramfs ;;
 test) run_tests "$@" ;;
-*) die "usage: arm64.sh deps|kernel FLAVOUR|initramfs|test [FLAVOUR...]" ;;
+all) all ;;
+readme) readme ;;
+*) die "usage: arm64.sh deps|kernel FLAVOUR|initramfs|test [FLAVOUR...]|all|readme" ;;
 esac

@@ -12,6 +12,10 @@
 #                         bench/results/bench-{change,reclaim,fault}.csv
 #                         (-FLAVOUR.csv for another kernel than fast), the
 #                         README's bench-change section regenerated
+#   bench.sh bench-arch   make bench-arm64 (BENCH_FLAVOUR=arm64-fast): page
+#                         tables and faults per sharer, CSV in
+#                         bench/results/FLAVOUR-bench-*.csv, the README's
+#                         bench-arch section regenerated
 # Knobs (environment): BENCH_PROCS, BENCH_SIZES/BENCH_SIZE,
 # BENCH_PLAIN_BUDGET_GIB, BENCH_BUDGET_GIB, BENCH_PARTS, BENCH_CHANGE_*,
 # BENCH_RECLAIM_*, BENCH_FAULT_* (see bench/in-guest-*.sh), GUEST_MEM,
@@ -27,14 +31,22 @@ stage=$out_dir/stage-$mode
 hdrs=$BUILD/obj-headers/usr/include
 export LOGS=${LOGS:-$BUILD/logs}
 
+# arm64-* flavours: the programs cross-built against arm64's headers and
+# libmshare (scripts/arm64.sh initramfs makes those).
+cc=${CC:-cc} lib=$BUILD/lib
+case "$flavour" in
+arm64-*) cc=aarch64-linux-gnu-gcc hdrs=$BUILD/arm64/obj-headers/usr/include
+	lib=$BUILD/arm64/lib ;;
+esac
+
 build() {
 	local p
 	rm -rf "$stage"
 	mkdir -p "$stage" "$out_dir"
 	for p in mshare_bench fault_bench tlb_bench change_bench; do
-		"${CC:-cc}" -static -O2 -Wall -Wextra -pthread -isystem "$hdrs" \
+		"$cc" -static -O2 -Wall -Wextra -pthread -isystem "$hdrs" \
 			-I"$TOP/lib" -o "$stage/$p" "$TOP/bench/$p.c" \
-			"$BUILD/lib/libmshare.a"
+			"$lib/libmshare.a"
 	done
 	cp "$TOP"/bench/in-guest-*.sh "$stage/"
 }
@@ -144,6 +156,23 @@ bench-change)
 	boot in-guest-change.sh
 	extract_change
 	"$TOP/scripts/bench-change-report.sh"
+	;;
+bench-arch)
+	# Page tables and faults per sharer on another architecture's
+	# kernel (make bench-arm64): the sweep of make bench, smaller, and
+	# the first-touch costs, all kinds side by side in one boot.
+	build
+	export GUEST_MEM=${GUEST_MEM:-6G} GUEST_TIMEOUT=${GUEST_TIMEOUT:-3600}
+	export BENCH_PARTS=${BENCH_PARTS:-share,touch}
+	export BENCH_PROCS=${BENCH_PROCS:-1,16,64,256}
+	export BENCH_SIZES=${BENCH_SIZES:-64M,1G}
+	boot in-guest-bench.sh
+	extract
+	for part in share touch meta; do
+		[ -f "$out_dir/$mode-$part.csv" ] &&
+			cp "$out_dir/$mode-$part.csv" "$TOP/bench/results/$flavour-bench-$part.csv"
+	done
+	"$TOP/scripts/bench-arch-report.sh" "$flavour"
 	;;
 *)
 	die "unknown mode $mode"
