@@ -1141,9 +1141,9 @@ TEST_F(attach, unaligned_hint_aligned)
  */
 TEST_F(attach, hint_above_task_size)
 {
-	static const unsigned long hints[] = {
-		USER_VA_END, USER_VA_END + EXPECTED_ALIGN,
-		1UL << 56, 0xffff800000000000UL, ~0UL & ~(EXPECTED_ALIGN - 1),
+	const unsigned long hints[] = {
+		USER_VA_END, USER_VA_END + A,
+		1UL << 56, 0xffff800000000000UL, ~0UL & ~(A - 1),
 	};
 	int fd = self->r.fd;
 	size_t i;

@@ -17,7 +17,7 @@ H=${MSHARE_CLI_HELPER:-$here/mshare_cli_helper}
 MNT=/sys/fs/mshare
 M2=/tmp/cli-m2
 T=/tmp/cli-test
-A=549755813888
+A=$(cat $MNT/mshare_info)
 unset MSHARE_MOUNT
 
 PLAN=26
