@@ -97,20 +97,25 @@ readme() {
 			line = $0; sub(/^ +/, "", line)
 			split(line, f, /  +/)
 			rows = rows sprintf("| %s | %s |\n", f[1], f[3]) }
-		/^ktap: SKIP/ { skips = skips "- " substr($0, 7) "\n" }
+		/^ktap: SKIP/ {
+			k = $0; sub(/^ktap: SKIP [^:]*: ok [0-9]+ /, "", k)
+			if (!(k in nskip)) order[++ns] = k
+			nskip[k]++ }
 		/^[0-9]+ passed, [0-9]+ failed/ { closing = $0 }
 		END {
 			print "<!-- arm64:begin -->"
+			sub(/^make test-arm64, /, "", head)
 			printf "Last `make test-arm64` (%s), from `%s`:\n\n", head, res
 			printf "    %s\n\n", closing
 			print "| phase | time |"
 			print "| --- | --- |"
 			printf "%s", rows
-			if (skips != "") {
+			if (ns) {
 				print ""
-				print "Skipped on arm64, each allowed by `tests/allowed-skips` only there:"
+				print "Skipped on arm64 (the count: kernels), each allowed by `tests/allowed-skips` only with a reason starting `x86-only:`:"
 				print ""
-				printf "%s", skips
+				for (i = 1; i <= ns; i++)
+					printf "- %s (%d)\n", order[i], nskip[order[i]]
 			}
 			print "<!-- arm64:end -->"
 		}' "$res" >"$sec"
