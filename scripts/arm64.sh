@@ -58,7 +58,7 @@ kernel() {
 # suite, cross-compiled, then the initramfs as mkinitramfs.sh makes it
 # for x86_64, with the arm64 busybox.
 initramfs() {
-	local mk=(make -s CC=${CROSS}gcc AR=${CROSS}ar)
+	local mk=(make -s "CC=${CROSS}gcc" "AR=${CROSS}ar")
 
 	[ -x "$A/busybox/bin/busybox" ] || die "no arm64 busybox: run 'scripts/arm64.sh deps'"
 	make -s -C "$KTREE" O="$A/obj-headers" ARCH=arm64 headers_install >/dev/null
