@@ -163,26 +163,29 @@ stress-short: deps
 deps:
 	@$(S)/deps.sh
 
-# Regenerate build/linux from kernel/patches; export its commits back
-# (and write the cover letter again).
+# Regenerate build/linux from kernel/patches (SERIES=base: the base series
+# alone; kernel/series.conf names them); export its commits back, cut
+# into those series (and write the cover letters again).
 tree:
 	@$(S)/tree.sh
 
 export:
 	@$(S)/export.sh
 
-# kernel/patches/0000-cover-letter.patch alone: the prose of
-# kernel/cover-letter.in, the numbers of bench/results/*.csv, the
-# shortlog and diffstat of build/linux. Not in kernel/patches/series.
+# kernel/patches/*/0000-cover-letter.patch alone: the prose of
+# kernel/cover-letter.in (the base) and kernel/cover-letters/*.in, the
+# numbers of bench/results/*.csv, the shortlog and diffstat of each
+# series in build/linux. Not in kernel/patches/series.
 cover-letter: $(BUILD)/linux/.git
 	@$(S)/cover-letter.sh
 
-# Where the git am-ready series is, and how to apply it (the files the
-# series file lists: the cover letter is not a patch).
+# Where the git am-ready series are, and how to apply them (the files the
+# series file lists: the cover letters are not patches).
 series:
-	@echo "$(CURDIR)/kernel/patches: $$(grep -c . kernel/patches/series) patches against Debian linux-source-6.12 $$(cat kernel/VERSION)"
-	@echo "apply: cd <linux 6.12 tree> && sed 's|^|$(CURDIR)/kernel/patches/|' $(CURDIR)/kernel/patches/series | xargs git am"
-	@echo "cover letter: $(CURDIR)/kernel/patches/0000-cover-letter.patch"
+	@echo "$(CURDIR)/kernel/patches: $$(grep -c '^[^#]' kernel/patches/series) patches in $$(grep -c '^# series ' kernel/patches/series) series against Debian linux-source-6.12 $$(cat kernel/VERSION):"
+	@grep '^# series ' kernel/patches/series | sed 's/^# series /  /'
+	@echo "apply all: cd <linux 6.12 tree> && grep -v '^#' $(CURDIR)/kernel/patches/series | sed 's|^|$(CURDIR)/kernel/patches/|' | xargs git am"
+	@echo "the base alone: make tree SERIES=base; cover letters: $(CURDIR)/kernel/patches/*/0000-cover-letter.patch"
 
 # Debian packages of the patched kernel for a real machine (build/deb);
 # outside make test: tens of minutes. Then those of the user space.

@@ -4,8 +4,37 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$TOP/build}
 KTREE=${KTREE:-$BUILD/linux}
 PATCHES=$TOP/kernel/patches
-# The series' cover letter: in $PATCHES, never in its series file.
-COVER_LETTER=$PATCHES/0000-cover-letter.patch
+# The series, their sizes and titles (kernel/series.conf): the base, then
+# the follow-ups. Each has a directory in $PATCHES with its patches and a
+# cover letter, 0000-cover-letter.patch, which is never in the series file.
+SERIES_CONF=$TOP/kernel/series.conf
+series_names() { awk '!/^#/ && NF { print $1 }' "$SERIES_CONF"; }
+series_count() { awk -v s="$1" '!/^#/ && $1 == s { print $2 }' "$SERIES_CONF"; }
+series_title() {
+	awk -F'\t' -v s="$1" '!/^#/ && $1 == s { print $3 }' "$SERIES_CONF"
+}
+# The commits of series @1 in $KTREE (base..HEAD), as a revision range.
+series_range() {
+	local s n=0 c first last
+	for s in $(series_names); do
+		c=$(series_count "$s")
+		if [ "$s" = "$1" ]; then
+			first=$n
+			last=$((n + c))
+			break
+		fi
+		n=$((n + c))
+	done
+	[ -n "${last:-}" ] || die "no series $1 in $SERIES_CONF"
+	mapfile -t commits < <(git -C "$KTREE" rev-list --reverse base..HEAD)
+	[ "$last" -le "${#commits[@]}" ] ||
+		die "$SERIES_CONF counts more patches than $KTREE has (base..HEAD)"
+	if [ "$first" = 0 ]; then
+		echo "base..${commits[$((last - 1))]}"
+	else
+		echo "${commits[$((first - 1))]}..${commits[$((last - 1))]}"
+	fi
+}
 CONFIGS=$TOP/kernel/configs
 PINNED=$(tr -d '[:space:]' <"$TOP/kernel/VERSION")
 JOBS=${JOBS:-$(nproc)}

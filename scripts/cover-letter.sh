@@ -1,45 +1,60 @@
 #!/usr/bin/env bash
-# Write the series' cover letter, kernel/patches/0000-cover-letter.patch,
-# in git format-patch form: the prose of kernel/cover-letter.in with its
-# @PLACEHOLDERS@ filled in. Every measured number comes from the CSV
-# files 'make bench' and 'make bench-1500' left in bench/results/, the
-# test counts from tests/manifest, the shortlog and the diffstat from
-# build/linux (base..HEAD), which must hold exactly kernel/patches. The
-# cover letter is not in kernel/patches/series, so 'make tree',
-# 'make checkpatch' and 'make check-series' never see it.
-# 'make export' runs this after exporting; 'make cover-letter' alone.
-#   cover-letter.sh [OUT]    (default kernel/patches/0000-cover-letter.patch)
+# Write the cover letter of each series of kernel/series.conf,
+# kernel/patches/NAME/0000-cover-letter.patch, in git format-patch form:
+# the prose of its template (kernel/cover-letter.in for the base,
+# kernel/cover-letters/NAME.in for a follow-up) with its @PLACEHOLDERS@
+# filled in. Every measured number of the base's letter comes from the
+# CSV files 'make bench' and 'make bench-1500' left in bench/results/,
+# the test counts from tests/manifest; the shortlog and the diffstat of
+# each come from its commits in build/linux (base..HEAD), which must
+# hold exactly kernel/patches. A cover letter is not in
+# kernel/patches/series, so 'make tree', 'make checkpatch' and
+# 'make check-series' never see it. 'make export' runs this after
+# exporting; 'make cover-letter' alone.
+#   cover-letter.sh [NAME]    (default: every series)
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-template=$TOP/kernel/cover-letter.in
+if [ $# = 0 ]; then
+	for s in $(series_names); do
+		"$0" "$s"
+	done
+	exit 0
+fi
+name=$1
+if [ "$name" = base ]; then
+	template=$TOP/kernel/cover-letter.in
+else
+	template=$TOP/kernel/cover-letters/$name.in
+fi
 res=$TOP/bench/results
-out=${1:-$COVER_LETTER}
+out=$PATCHES/$name/0000-cover-letter.patch
 from='Seed 1d800d67 maintainers <maintainers@users.noreply.a-seed-1d800d67.example>'
-title='mm: msharefs, page tables shared between processes'
+title=$(series_title "$name")
 width=75
 
 [ -f "$template" ] || die "no $template"
-[ -d "$KTREE/.git" ] || die "no kernel tree at $KTREE: run 'make tree'"
+[ -e "$KTREE/.git" ] || die "no kernel tree at $KTREE: run 'make tree'"
 git -C "$KTREE" rev-parse -q --verify base >/dev/null ||
 	die "$KTREE has no tag 'base': run 'make tree'"
 [ -f "$PATCHES/series" ] || die "no $PATCHES/series: run 'make export'"
+range=$(series_range "$name")
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # The shortlog and diffstat describe build/linux, the numbers the series:
 # they must be the same commits.
-git -C "$KTREE" format-patch -q --no-signature --zero-commit -N -o "$tmp/fp" base..HEAD
+git -C "$KTREE" format-patch -q --no-signature --zero-commit -N -o "$tmp/fp" "$range"
 (cd "$tmp/fp" 2>/dev/null && ls -1 -- *.patch 2>/dev/null || true) >"$tmp/names"
-grep -v -e '^#' -e '^$' "$PATCHES/series" >"$tmp/series" || true
+grep "^$name/" "$PATCHES/series" | sed "s|^$name/||" >"$tmp/series" || true
 n=$(wc -l <"$tmp/series")
-[ "$n" -gt 0 ] || die "$PATCHES/series lists no patches"
+[ "$n" -gt 0 ] || die "$PATCHES/series lists no patches of $name"
 cmp -s "$tmp/names" "$tmp/series" ||
-	die "$KTREE (base..HEAD) and $PATCHES/series differ: run 'make export' or 'make tree'"
+	die "$KTREE ($name: $range) and $PATCHES/series differ: run 'make export' or 'make tree'"
 while read -r p; do
-	cmp -s "$tmp/fp/$p" "$PATCHES/$p" ||
-		die "$p differs from $KTREE: run 'make export' or 'make tree'"
+	cmp -s "$tmp/fp/$p" "$PATCHES/$name/$p" ||
+		die "$name/$p differs from $KTREE: run 'make export' or 'make tree'"
 done <"$tmp/series"
 
 # Values: "NAME<TAB>value" lines in $tmp/vars; blocks: files $tmp/blocks/NAME.
@@ -72,6 +87,8 @@ kind_label() {
 val NPATCHES "$n"
 val KVERSION "$PINNED"
 
+# The base's letter has the numbers; the follow-ups' only their own.
+if [ "$name" = base ]; then
 # The conditions of 'make bench'.
 metaf=$(csv bench-meta.csv)
 meta() { awk -F, -v k="$1" '$1 == k { print $2 }' "$metaf"; }
@@ -194,8 +211,10 @@ val HOOK_TESTS "$hook_tests"
 val HOOK_CALLS "$hook_calls"
 val HOOK_FILES "$hook_files"
 
-git -C "$KTREE" shortlog --no-merges -w72,6,9 base..HEAD | sed '${/^$/d}' | block SHORTLOG
-git -C "$KTREE" diff --stat=72 --summary base..HEAD | block DIFFSTAT
+fi
+
+git -C "$KTREE" shortlog --no-merges -w72,6,9 "$range" | sed '${/^$/d}' | block SHORTLOG
+git -C "$KTREE" diff --stat=72 --summary "${range%%..*}" "${range##*..}" | block DIFFSTAT
 
 # Fill the template in: a line that is only @NAME@ becomes block NAME,
 # @NAME@ inside a line becomes value NAME; "#:" lines are comments. A
@@ -273,7 +292,7 @@ width_nn=${#n}
 	echo "From: $from"
 	# The date of the series' last commit: the letter changes only
 	# when the series or the numbers do.
-	echo "Date: $(git -C "$KTREE" log -1 --format=%aD HEAD)"
+	echo "Date: $(git -C "$KTREE" log -1 --format=%aD "${range##*..}")"
 	printf 'Subject: [PATCH %0*d/%d] %s\n' "$width_nn" 0 "$n" "$title"
 	echo
 	cat "$tmp/body"
@@ -282,4 +301,4 @@ width_nn=${#n}
 } >"$tmp/cover"
 mkdir -p "$(dirname "$out")"
 cp "$tmp/cover" "$out"
-log "wrote $out ($n patches, numbers of $(meta date))"
+log "wrote $out ($n patches)"

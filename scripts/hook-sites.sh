@@ -13,7 +13,7 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-[ -d "$KTREE/.git" ] || die "no kernel tree at $KTREE: run 'make tree'"
+[ -e "$KTREE/.git" ] || die "no kernel tree at $KTREE: run 'make tree'"
 cd "$KTREE"
 
 own='^(mm/mshare\.c|include/linux/mshare\.h):'

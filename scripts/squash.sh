@@ -7,7 +7,7 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-[ -d "$KTREE/.git" ] || die "no kernel tree at $KTREE: run 'make tree'"
+[ -e "$KTREE/.git" ] || die "no kernel tree at $KTREE: run 'make tree'"
 cd "$KTREE"
 git diff --quiet HEAD || die "uncommitted changes in $KTREE: commit them first"
 saved=$(mktemp)

@@ -51,15 +51,27 @@ reset_to_base() {
 	git -C "$KTREE" reset -q --hard base
 }
 
+# SERIES=<name> stops after that series (make tree SERIES=base: the base
+# alone); by default every series applies.
 apply_series() {
-	local p n=0
+	local p n=0 cur= stop=${SERIES:-}
+	[ -z "$stop" ] || series_names | grep -qx "$stop" ||
+		die "no series '$stop' in $SERIES_CONF"
 	while read -r p; do
-		case "$p" in ''|'#'*) continue ;; esac
+		case "$p" in
+		'# series '*)
+			[ -n "$stop" ] && [ "$cur" = "$stop" ] && break
+			cur=${p#\# series }
+			cur=${cur%%:*}
+			continue
+			;;
+		''|'#'*) continue ;;
+		esac
 		git -C "$KTREE" am -q --keep-cr "$PATCHES/$p" ||
 			die "$p does not apply; fix it in $KTREE (git am --continue) and run 'make export'"
 		n=$((n + 1))
 	done <"$PATCHES/series"
-	log "applied $n patches on $(cat "$KTREE/.git/msharefs-source-version")"
+	log "applied $n patches${stop:+ (series up to $stop)} on $(cat "$KTREE/.git/msharefs-source-version")"
 }
 
 version=$(check_source)
