@@ -151,7 +151,36 @@ for path in changed:
                 i = k + 1
             else:
                 i += 1
+    # A block comment is one piece: its lines go with the first patch
+    # that writes any of it, so that no patch holds a fragment.
+    if path.endswith(('.c', '.h')):
+        i = 0
+        while i < len(f):
+            st = f[i].lstrip()
+            if st.startswith('/*') and '*/' not in st:
+                j = i
+                while j < len(f) and '*/' not in f[j]:
+                    j += 1
+                tags = [ftags[x] for x in range(i, min(j + 1, len(f)))
+                        if ftags[x] in rank]
+                if tags:
+                    m = min(tags, key=lambda t: rank[t])
+                    for x in range(i, min(j + 1, len(f))):
+                        if ftags[x] in rank:
+                            ftags[x] = m
+                i = j + 1
+            else:
+                i += 1
     for spec, pid in ovr.get(path, []):
+        if spec.startswith('~/'):
+            # BASE lines the final tree removes, by a regex
+            rx = re.compile(spec[2:-1])
+            hit = [i for i, l in enumerate(b) if rx.search(l)]
+            if not hit:
+                sys.exit('override %s %s matches nothing' % (path, spec))
+            for i in hit:
+                btags[i] = ('tag', pid)
+            continue
         if spec == '*':
             sel = range(len(f))
         elif spec.startswith('/'):
@@ -175,7 +204,9 @@ for path in changed:
         dels = []
         for k in range(i1, i2):
             t = btags[k]
-            if t and t[0] == 'del' and t[1] is not None:
+            if t and t[0] == 'tag':
+                t = t[1]
+            elif t and t[0] == 'del' and t[1] is not None:
                 t = tag_of_commit(t[1])
             else:
                 # blame --reverse could not say; take the first insert's
