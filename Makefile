@@ -5,7 +5,7 @@ BUILD := build
 S := scripts
 FLAVOURS := fast debug
 
-.PHONY: all test test-fast test-debug run bench bench-pt bench-postgres bench-1500 bench-change shell guest deps lib \
+.PHONY: all test test-fast test-debug test-base run bench bench-pt bench-postgres bench-1500 bench-change shell guest deps lib \
 	tree export cover-letter squash series \
 	kernels kernel-fast kernel-debug headers tests examples initramfs \
 	tools man-lint checkpatch check-harness stress stress-short \
@@ -54,6 +54,11 @@ bench-arm64: deps
 # What the suite must run (tests/manifest), made from the test sources.
 manifest: headers
 	@$(S)/manifest.sh --write
+
+# The suite on the fast kernel of the base series alone (build/base):
+# its tests are what the base carries, the follow-ups' come with them.
+test-base: deps
+	@$(S)/test-base.sh
 
 test-fast test-debug: test-%: deps
 	@$(MAKE) --no-print-directory kernel-$* tests initramfs

@@ -26,14 +26,14 @@ rm -rf "$LOGS"
 mkdir -p "$LOGS" "$stage/root/tests"
 
 cflags=(-static -O2 -Wall -D_GNU_SOURCE -I"$KTREE/tools/testing/selftests"
-	-I"$TOP/lib" -isystem "$BUILD/obj-headers/usr/include")
+	-I"$KTREE" -isystem "$BUILD/obj-headers/usr/include")
 for t in fail skip crash; do
 	${CC:-cc} "${cflags[@]}" -o "$stage/root/tests/deliberate_${t}_test" \
 		"$TOP/tests/harness/deliberate_${t}_test.c"
 done
 ${CC:-cc} "${cflags[@]}" -DMSHARE_DELIBERATE_LEAK \
-	-o "$stage/root/tests/deliberate_leak_test.bin" "$TOP/tests/msharefs_fs_test.c" \
-	"$BUILD/lib/libmshare.a" -lpthread
+	-o "$stage/root/tests/deliberate_leak_test.bin" \
+	"$KTREE/tools/testing/selftests/msharefs/msharefs_fs_test.c" -lpthread
 for t in empty leak warn panic hang; do
 	cp "$TOP/tests/harness/deliberate_${t}_test" "$stage/root/tests/"
 done

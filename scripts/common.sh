@@ -1,7 +1,8 @@
 # Shared settings for the msharefs scripts; sourced, not run.
 # shellcheck shell=bash
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD=${BUILD:-$TOP/build}
+# An absolute path: make BUILD=build/base (a second tree) passes it relative.
+BUILD=$(realpath -m "${BUILD:-$TOP/build}")
 KTREE=${KTREE:-$BUILD/linux}
 PATCHES=$TOP/kernel/patches
 # The series, their sizes and titles (kernel/series.conf): the base, then

@@ -283,7 +283,9 @@ awk -v vars="$tmp/vars" -v blocks="$tmp/blocks" '
 
 left=$(grep -o '@[A-Z0-9_]*@' "$tmp/body" | sort -u | tr '\n' ' ' || true)
 [ -z "$left" ] || die "$template: no value for $left"
-long=$(expand "$tmp/body" | awk -v w="$width" 'length > w { printf "%d: %s\n", NR, $0 }')
+# git's own " create mode 100644 PATH" lines of the diffstat are as long
+# as their paths.
+long=$(expand "$tmp/body" | awk -v w="$width" 'length > w && !/^ (create|delete) mode [0-7]+ / { printf "%d: %s\n", NR, $0 }')
 [ -z "$long" ] || die "lines over $width columns in the cover letter (fix $template):"$'\n'"$long"
 
 width_nn=${#n}

@@ -20,9 +20,10 @@ own='^(mm/mshare\.c|include/linux/mshare\.h):'
 tests='\b(vma_is_mshare|mm_is_mshare)\('
 calls='\b(mm_mshare_memcg|mshare_[a-z_]+)\('
 
-# Code lines only: comments name the hooks too, and mm.h defines one.
+# Code lines of the kernel only: comments name the hooks too, mm.h
+# defines one, and the selftests' helpers are named mshare_*() too.
 sites() {
-	git grep -nE "$1" -- '*.c' '*.h' | grep -Ev "$own" |
+	git grep -nE "$1" -- '*.c' '*.h' ':!tools/' | grep -Ev "$own" |
 		grep -Ev '^[^:]+:[0-9]+:[[:space:]]*(/?\*|//)' |
 		grep -Ev '^[^:]+:[0-9]+:static inline'
 }

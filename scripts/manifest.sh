@@ -13,6 +13,11 @@
 # as text to count. A shell test plans what its plan line says.
 # Lines: "SET PROGRAM TESTS SOURCE"; SET is suite (the guest's /tests,
 # run by guest/in-guest-init) or hostroot (run in the host-root guest).
+# A SOURCE under tools/testing/selftests is in the kernel tree: the
+# kernel's msharefs selftests, which come with the series. So a tree of
+# the base series alone (make test-base) has the base's tests, and the
+# manifest scripts/test.sh runs by is made from the tree it tests;
+# tests/manifest, checked by make test, is that of all series.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -26,8 +31,8 @@ harness_tests() {
 	grep -qE '^TEST_HARNESS_MAIN|test_harness_run\(' "$src" ||
 		die "$src: not a kselftest harness program"
 	${CC:-cc} -E -P -D_GNU_SOURCE -D__KSELFTEST_HARNESS_H \
-		-I"$KTREE/tools/testing/selftests" -I"$TOP/lib" -isystem "$hdrs" \
-		-iquote "$KTREE/lib" "$src" |
+		-I"$KTREE/tools/testing/selftests/msharefs" -I"$KTREE" \
+		-I"$TOP/lib" -isystem "$hdrs" "$src" |
 		tr '\n' ' ' |
 		grep -oE '\<(TEST|TEST_SIGNAL|TEST_F|TEST_F_SIGNAL|TEST_F_TIMEOUT|FIXTURE_VARIANT_ADD)[[:space:]]*\([[:space:]]*[A-Za-z0-9_]+' |
 		awk -F'(' '{
@@ -58,10 +63,18 @@ script_tests() {
 	echo "$n"
 }
 
+# Where a manifest's SOURCE is.
+source_path() {
+	case "$1" in
+	tools/testing/selftests/*) echo "$KTREE/$1" ;;
+	*) echo "$TOP/$1" ;;
+	esac
+}
+
 entry() {
 	local set=$1 prog=$2 src=$3 n
 	case "$src" in
-	*.c)	n=$(harness_tests "$TOP/$src") ;;
+	*.c)	n=$(harness_tests "$(source_path "$src")") ;;
 	*)	n=$(script_tests "$TOP/$src") ;;
 	esac
 	[ "$n" -gt 0 ] || die "$src: no tests"
@@ -72,7 +85,9 @@ generate() {
 	local src
 	echo "# Made by scripts/manifest.sh from the sources: 'make manifest' rewrites it."
 	echo "# set program tests source"
-	for src in "$TOP"/tests/*_test.c; do
+	for src in "$KTREE"/tools/testing/selftests/msharefs/*_test.c \
+		"$TOP"/tests/*_test.c; do
+		src=${src#"$KTREE/"}
 		src=${src#"$TOP/"}
 		entry suite "$(basename "$src" .c)" "$src"
 	done

@@ -34,7 +34,9 @@ done
 logs=${LOGS:-$BUILD/logs}
 mkdir -p "$logs"
 
-# What must run: tests/manifest (MSHAREFS_MANIFEST for make check-harness),
+# What must run: the manifest of the tree under test, made from its
+# sources (scripts/manifest.sh; tests/manifest for all series, a smaller
+# one for the base alone), or MSHAREFS_MANIFEST (make check-harness),
 # narrowed to the programs matching MSHAREFS_TEST_ONLY, comma-separated
 # globs, if set.
 manifest=$logs/manifest
@@ -56,7 +58,8 @@ while read -r set prog n src; do
 	case "$set" in '#'* | '') continue ;; esac
 	[ -z "$only" ] || [ "$set" != suite ] || selected "$prog" || continue
 	echo "$set $prog $n $src"
-done <"${MSHAREFS_MANIFEST:-$TOP/tests/manifest}" >"$manifest"
+done < <(if [ -n "${MSHAREFS_MANIFEST:-}" ]; then cat "$MSHAREFS_MANIFEST"
+	else "$TOP/scripts/manifest.sh"; fi) >"$manifest"
 if [ -n "$only" ]; then
 	narrowed="MSHAREFS_TEST_ONLY=$only narrows the suite to $(awk '$1 == "suite" { printf "%s%s", sep, $2; sep = " " }' "$manifest")"
 	log "$narrowed"

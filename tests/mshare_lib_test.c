@@ -4,7 +4,29 @@
  * libmshare(3) says, on the real msharefs of the guest, including its
  * errors and what it leaves behind when it fails.
  */
+/*
+ * The kernel's msharefs selftests' header (in the kernel tree, under
+ * tools/testing/selftests/msharefs) has region helpers of the same names
+ * as libmshare's functions: renamed here, so that this program tests the
+ * library's.
+ */
+#define mshare_region_create	kselftest_mshare_region_create
+#define mshare_region_info	kselftest_mshare_region_info
+#define mshare_attach		kselftest_mshare_attach
+#define mshare_map		kselftest_mshare_map
+#define mshare_unmap		kselftest_mshare_unmap
+#define mshare_fdinfo_value	kselftest_mshare_fdinfo_value
+#define mshare_proc_value	kselftest_mshare_proc_value
 #include "mshare_test.h"
+#undef mshare_region_create
+#undef mshare_region_info
+#undef mshare_attach
+#undef mshare_map
+#undef mshare_unmap
+#undef mshare_fdinfo_value
+#undef mshare_proc_value
+
+#include "mshare.h"
 
 #include <sys/syscall.h>
 

@@ -27,7 +27,7 @@
 #include <dlfcn.h>
 #endif
 
-#include "../mshare_test.h"
+#include "mshare_test.h"	/* tools/testing/selftests/msharefs */
 
 #define MIB	(1UL << 20)
 #define BIG	(64 * MIB)
