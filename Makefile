@@ -9,7 +9,7 @@ FLAVOURS := fast debug
 	tree export cover-letter squash series \
 	kernels kernel-fast kernel-debug headers tests examples initramfs \
 	tools man-lint checkpatch check-harness stress stress-short \
-	check-series check-warnings check-arm64 test-arm64 bench-arm64 manifest clean distclean mm-selftests test-mm mm-baseline \
+	check-series check-series-quick check-warnings check-arm64 test-arm64 bench-arm64 manifest clean distclean mm-selftests test-mm mm-baseline \
 	baseline-kernels outside deb deb-user mm-debug release-check
 
 all: kernels tests initramfs
@@ -264,6 +264,9 @@ check-harness: kernel-fast initramfs
 
 checkpatch: $(BUILD)/linux/.git
 	@$(S)/checkpatch.sh
+
+check-series-quick: $(BUILD)/linux/.git
+	@$(S)/check-series-quick.sh
 
 check-series: $(BUILD)/linux/.git
 	@$(S)/check-series.sh

@@ -63,15 +63,29 @@ check_config() {
 configure() {
 	mkdir -p "$obj"
 	make -s -C "$KTREE" O="$obj" "${cross[@]}" allnoconfig >/dev/null
-	fragments >"$obj/.fragments.new"
+	fragments >"$obj/.fragments.cfg"
+	config_input >"$obj/.fragments.new"
 	"$KTREE/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" \
-		"$obj/.fragments.new" >"$obj/merge_config.log"
+		"$obj/.fragments.cfg" >"$obj/merge_config.log"
 	make -s -C "$KTREE" O="$obj" "${cross[@]}" olddefconfig >/dev/null
 	check_config
 	mv "$obj/.fragments.new" "$obj/.fragments"
 }
 
-if ! cmp -s <(fragments) "$obj/.fragments" 2>/dev/null ||
+# What the configuration is made from: the fragments and, for a commit
+# of the series that comes before some symbol (make check-series), which
+# of their symbols the tree defines, so that the commit adding one
+# configures again and builds with it.
+config_input() {
+	fragments
+	if [ -n "${KCONFIG_ALLOW_UNDEFINED:-}" ]; then
+		comm -12 <(fragments | sed -n 's/^CONFIG_\([A-Z0-9_]*\)=.*/\1/p' | sort -u) \
+			<(grep -rhos --include='Kconfig*' '^config [A-Z0-9_]*' "$KTREE" |
+				sed 's/^config //' | sort -u) | sed 's/^/# defined: /'
+	fi
+}
+
+if ! cmp -s <(config_input) "$obj/.fragments" 2>/dev/null ||
 	[ ! -f "$obj/.config" ]; then
 	log "configuring $name kernel"
 	configure

@@ -31,9 +31,12 @@ build_input() {
 
 n=0
 progress=$BUILD/check-series.progress
+# A copy of the progress is kept with the results, so that a run stopped
+# on one machine resumes on another (commits are known by build input).
+saved=$TOP/tests/results/check-series.progress
 keep=$(mktemp)
-if [ -n "${CHECK_SERIES_RESUME:-}" ] && [ -f "$progress" ]; then
-	mv "$progress" "$keep"
+if [ -n "${CHECK_SERIES_RESUME:-}" ]; then
+	cat "$progress" "$saved" 2>/dev/null | sort -u >"$keep" || true
 fi
 : >"$progress"
 for c in $(git -C "$KTREE" rev-list --reverse base..HEAD); do
@@ -60,6 +63,8 @@ for c in $(git -C "$KTREE" rev-list --reverse base..HEAD); do
 	KCONFIG_ALLOW_UNDEFINED=1 KTREE=$wt BUILD_OBJ=$obj KCC="ccache gcc" "$TOP/scripts/build-kernel.sh" fast >/dev/null ||
 		die "the series does not build at $(git -C "$KTREE" log --oneline -1 "$c")"
 	echo "$line ($(($(date +%s) - t)) s) [$in]" >>"$progress"
+	sort -u "$progress" "$saved" 2>/dev/null >"$saved.new" || true
+	mv "$saved.new" "$saved"
 done
 rm -f "$keep"
 # The build time of every commit, also of those built in an earlier run.

@@ -22,6 +22,15 @@ trap 'rm -f "$sec"' EXIT
 			"$(get check-series.txt date)" "$(get check-series.txt result)" \
 			"$(get check-series.txt series)" "$s" "$((s / 60))" "$(get check-series.txt cpus)"
 	fi
+	# A run that has not finished yet (it resumes: CHECK_SERIES_RESUME=1).
+	if [ -f "$res/check-series.progress" ] && [ -e "$KTREE/.git" ]; then
+		total=$(git -C "$KTREE" rev-list --count base..HEAD)
+		built=$(grep -c . "$res/check-series.progress" || true)
+		if [ "$built" -lt "$total" ]; then
+			printf -- '- `make check-series` of the current series (%s commits at %s) is not finished: %s commits built so far, all of them without error (`tests/results/check-series.progress`; `CHECK_SERIES_RESUME=1 make check-series` goes on). The line above is of the last complete run.\n' \
+				"$total" "$(git -C "$KTREE" rev-parse --short HEAD)" "$built"
+		fi
+	fi
 	if [ -f "$res/check-warnings.txt" ]; then
 		nom=$(get check-warnings.txt 'warnings at HEAD without MSHARE')
 		printf -- '- `make check-warnings`, %s, at %s: %s files with `W=1` and sparse, %s warnings at `base` and %s at `HEAD`%s, %s new (`tests/results/check-warnings.txt`).\n' \
