@@ -23,4 +23,14 @@ fi
 # What does not depend on the kernel tree is shared with build/.
 ln -sfn ../deb-user "$BUILD/base/deb-user"
 log "the base series alone: $(git -C "$wt" log --oneline -1) ($(git -C "$wt" rev-list --count base..HEAD) patches)"
-make --no-print-directory -C "$TOP" BUILD="$(realpath --relative-to="$TOP" "$BUILD/base")" test-fast
+# The closing line, with the tree it is of, goes to tests/results.
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+rc=0
+make --no-print-directory -C "$TOP" BUILD="$(realpath --relative-to="$TOP" "$BUILD/base")" test-fast 2>&1 |
+	tee "$out" || rc=$?
+{
+	echo "# make test-base, $(date -u +%Y-%m-%dT%H:%MZ): the fast kernel of the base series alone ($(git -C "$wt" log --oneline -1 | cut -c1-60)), with the tests it carries"
+	grep -E '^(fast: |failed: |[0-9]+ passed)|ran [0-9]+ s' "$out" || true
+} >"$TOP/tests/results/test-base.txt"
+exit "$rc"
