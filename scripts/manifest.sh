@@ -31,7 +31,8 @@ harness_tests() {
 	grep -qE '^TEST_HARNESS_MAIN|test_harness_run\(' "$src" ||
 		die "$src: not a kselftest harness program"
 	${CC:-cc} -E -P -D_GNU_SOURCE -D__KSELFTEST_HARNESS_H \
-		-I"$KTREE/tools/testing/selftests/msharefs" -I"$KTREE" \
+		-I"$KTREE/tools/testing/selftests/msharefs" \
+		-I"$KTREE/tools/testing/selftests" -I"$KTREE" \
 		-I"$TOP/lib" -isystem "$hdrs" "$src" |
 		tr '\n' ' ' |
 		grep -oE '\<(TEST|TEST_SIGNAL|TEST_F|TEST_F_SIGNAL|TEST_F_TIMEOUT|FIXTURE_VARIANT_ADD)[[:space:]]*\([[:space:]]*[A-Za-z0-9_]+' |
