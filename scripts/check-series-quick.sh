@@ -43,10 +43,10 @@ for c in $(git -C "$KTREE" rev-list --reverse base..HEAD); do
 			"$TOP/scripts/build-kernel.sh" fast &&
 		make -s -C "$wt" O="$obj" -j"$JOBS" CC="ccache gcc" KCFLAGS=-Werror \
 			$objs; } >"$BUILD/check-series-quick.log" 2>&1; then
-		grep -E 'error:' "$BUILD/check-series-quick.log" | head -5 >&2
+		{ grep -E 'error:' "$BUILD/check-series-quick.log" || true; } | head -5 >&2
 		echo "$line: FAILED ($objs)" >>"$out.new"
-		grep -E 'error:' "$BUILD/check-series-quick.log" | head -5 |
-			sed 's/^/    /' >>"$out.new"
+		{ grep -E 'error:' "$BUILD/check-series-quick.log" || true; } |
+			head -5 | sed 's/^/    /' >>"$out.new"
 		failed=$((failed + 1))
 		continue
 	fi
