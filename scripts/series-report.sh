@@ -31,6 +31,17 @@ trap 'rm -f "$sec"' EXIT
 				"$total" "$(git -C "$KTREE" rev-parse --short HEAD)" "$built"
 		fi
 	fi
+	# make check-series-quick: a finished run, or how far one got.
+	if [ -f "$res/check-series-quick.txt.new" ]; then
+		q=$res/check-series-quick.txt.new
+		printf -- '- `make check-series-quick` (compiles what each commit changes, `-Werror`, no link) had reached commit %s of %s when it was stopped: %s compiled, %s failed (`tests/results/check-series-quick.txt.new`; the commits before were checked in earlier runs).\n' \
+			"$(tail -1 "$q" | awk '{ print $1 }')" "$(git -C "$KTREE" rev-list --count base..HEAD)" \
+			"$(grep -c ': compiled\|: nothing to compile' "$q" || true)" "$(grep -c ': FAILED' "$q" || true)"
+	elif [ -f "$res/check-series-quick.txt" ]; then
+		printf -- '- `make check-series-quick`, %s: %s at %s (`tests/results/check-series-quick.txt`).\n' \
+			"$(get check-series-quick.txt date)" "$(get check-series-quick.txt result)" \
+			"$(get check-series-quick.txt series)"
+	fi
 	if [ -f "$res/check-warnings.txt" ]; then
 		nom=$(get check-warnings.txt 'warnings at HEAD without MSHARE')
 		printf -- '- `make check-warnings`, %s, at %s: %s files with `W=1` and sparse, %s warnings at `base` and %s at `HEAD`%s, %s new (`tests/results/check-warnings.txt`).\n' \
