@@ -20,6 +20,16 @@ sotest=$here/mshare_preload_so_test
 # Another LD_PRELOAD library after the shim, which must keep working.
 interposer=$here/libinterposer.so
 n=0 failed=0
+last=$(cut -d. -f1 /proc/uptime)
+
+# Where the time goes, in make test's log (test.sh prints these lines):
+# the guest's seconds since the last result, and its uptime.
+took() {
+	local now
+	now=$(cut -d. -f1 /proc/uptime)
+	echo "# hostroot: $((now - last)) s (uptime $now s): $1"
+	last=$now
+}
 
 result() {
 	n=$((n + 1))
@@ -29,6 +39,7 @@ result() {
 		echo "not ok $n $2"
 		failed=$((failed + 1))
 	fi
+	took "$2"
 }
 
 skip() {
@@ -67,6 +78,7 @@ echo "# setup: the host's Debian root under a writable overlay, stress-ng and tr
 [ -f "$interposer" ] || bail "$interposer is missing (make tools initramfs)"
 sout=/tmp/mshare_preload_so_test.$$
 LD_PRELOAD="$shim $interposer" "$sotest" >"$sout" 2>&1 && src=0 || src=$?
+took "mshare_preload_so_test"
 splan=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' "$sout" | head -n 1)
 if [ -z "$splan" ]; then
 	sed 's/^/# /' "$sout"
