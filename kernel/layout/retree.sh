@@ -29,7 +29,7 @@ remake() {	# remake COMMIT TREE PARENT: COMMIT's metadata on TREE
 	GIT_AUTHOR_NAME=$(git log -1 --format=%an "$1") \
 	GIT_AUTHOR_EMAIL=$(git log -1 --format=%ae "$1") \
 	GIT_AUTHOR_DATE=$(git log -1 --format=%ad "$1") \
-		git commit-tree "$2" -p "$3" -F <(git log -1 --format=%B "$1")
+		git commit-tree "$2" -p "$3" -F <(git log -1 --format=%B "$1" | git stripspace)
 }
 new=$(remake "$target" "$(GIT_INDEX_FILE=$idx git write-tree)" "$target^")
 for c in $(git rev-list --reverse "$target..HEAD"); do
