@@ -70,12 +70,14 @@ for mode in plain shim; do
 	bench -S -n -c "$clients" -j 2 -T $((secs * 3)) >/tmp/pgbench.out 2>&1 &
 	pgb=$!
 	# Once every client has its backend (connecting is slow under
-	# emulation), let them work for SECONDS, then measure; pgbench runs
-	# for three times that, so that no backend is gone by then.
+	# emulation: up to 120 s on a loaded host), let them work for
+	# SECONDS, then measure; pgbench starts its clock once all are
+	# connected and runs for three times that, so no backend is gone by
+	# then.
 	pm=$(head -n 1 "$data/postmaster.pid")
 	backends() { ps -e -o ppid=,args= | awk -v pm="$pm" '$1 == pm && /\[local\]/' | wc -l; }
 	i=0
-	while [ "$(backends)" -lt "$clients" ] && [ "$i" -lt $((secs * 2)) ]; do
+	while [ "$(backends)" -lt "$clients" ] && [ "$i" -lt 240 ]; do
 		sleep 0.5
 		i=$((i + 1))
 	done
