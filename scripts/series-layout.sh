@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What the series' shape is, from kernel/patches and the tree: patches per
-# series, the patches that touch msharefs.rst, the generic test lines and
+# series, the patches that touch msharefs.rst, the lines of the series'
+# own files that later patches remove again, the generic test lines and
 # hook calls (hook-sites.sh), and x86 TLB internals left in mm/mshare.c.
 # Written to tests/results/series-layout.txt.
 set -euo pipefail
@@ -15,6 +16,12 @@ set -euo pipefail
 	echo "patches touching Documentation/filesystems/msharefs.rst:" \
 		"$(grep -l '^diff --git a/Documentation/filesystems/msharefs.rst' \
 			"$PATCHES"/*/0[0-9]*.patch | grep -vc 0000-cover-letter)"
+	# The series creates these files, so every line a patch removes from
+	# them is one an earlier patch of the series added.
+	echo "lines added and removed again in mm/mshare.c, include/linux/mshare.h, msharefs.rst:" \
+		"$(git -C "$KTREE" log --numstat --format= base..HEAD -- mm/mshare.c \
+			include/linux/mshare.h Documentation/filesystems/msharefs.rst |
+			awk '{ d += $2 } END { print d + 0 }')"
 	read -r t c f < <("$TOP/scripts/hook-sites.sh" --counts)
 	echo "generic vma_is_mshare()/mm_is_mshare() test lines: $t; hook calls: $c; files: $f"
 	echo "x86 TLB internals in mm/mshare.c (cpu_tlbstate, leave_mm, inc_mm_tlb_gen, tlb_gen):" \
