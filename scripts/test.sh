@@ -54,12 +54,19 @@ selected() {
 	done
 	return 1
 }
+# Made first, into a file of its own: a manifest.sh that fails stops the
+# run here, with its own message, not as an empty manifest.
+if [ -n "${MSHAREFS_MANIFEST:-}" ]; then
+	cp "$MSHAREFS_MANIFEST" "$manifest.all"
+else
+	"$TOP/scripts/manifest.sh" >"$manifest.all" ||
+		die "scripts/manifest.sh failed: no manifest of the tree under test"
+fi
 while read -r set prog n src; do
 	case "$set" in '#'* | '') continue ;; esac
 	[ -z "$only" ] || [ "$set" != suite ] || selected "$prog" || continue
 	echo "$set $prog $n $src"
-done < <(if [ -n "${MSHAREFS_MANIFEST:-}" ]; then cat "$MSHAREFS_MANIFEST"
-	else "$TOP/scripts/manifest.sh"; fi) >"$manifest"
+done <"$manifest.all" >"$manifest"
 if [ -n "$only" ]; then
 	narrowed="MSHAREFS_TEST_ONLY=$only narrows the suite to $(awk '$1 == "suite" { printf "%s%s", sep, $2; sep = " " }' "$manifest")"
 	log "$narrowed"
