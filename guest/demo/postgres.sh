@@ -95,7 +95,7 @@ for mode in plain shim; do
 	# A process that exits meanwhile is in neither list.
 	inregion=$(grep -l '/sys/fs/mshare/' $(printf '/proc/%s/maps ' $pids) 2>/dev/null | wc -l)
 	outside=$(grep -L '/sys/fs/mshare/' $(printf '/proc/%s/maps ' $pids) 2>/dev/null | wc -l)
-	pkill -INT -x pgbench || true
+	pkill -TERM -x pgbench || true
 	wait "$pgb" || true
 	if grep -qiE 'error|fatal|abort' /tmp/pgbench.out; then
 		echo "# postgres: pgbench failed:"
