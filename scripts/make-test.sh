@@ -96,4 +96,4 @@ both() {
 step "stress and outside debug (side by side)" both
 current="debug suites"
 trap - EXIT
-SUITE_GUESTS=2 MM_SUBSET= exec "$TOP/scripts/test.sh" --add "$logs/fast-part" debug
+MM_SUBSET= exec "$TOP/scripts/test.sh" --add "$logs/fast-part" debug
