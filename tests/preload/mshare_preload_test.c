@@ -549,7 +549,7 @@ TEST(fallback_region_creation_fails)
 	EXPECT_TRUE(r.ok2 && !r.region2);
 	EXPECT_EQ(1, said(&r)) TH_LOG("%s", r.err);
 	EXPECT_TRUE(has(r.err, ": region " MSHARE_DIR "/preload-") &&
-		    has(r.err, ": No space left on device; not using regions\n"))
+		    has(r.err, ": No space left on device; this mapping stays plain\n"))
 		TH_LOG("%s", r.err);
 
 	run_probe(_metadata, "sysv", 0, &r);
@@ -571,7 +571,7 @@ TEST(fallback_attach_fails)
 	EXPECT_TRUE(r.ok2 && !r.region2);
 	EXPECT_EQ(1, said(&r)) TH_LOG("%s", r.err);
 	EXPECT_TRUE(has(r.err, ": attach " MSHARE_DIR "/preload-") &&
-		    has(r.err, ": Cannot allocate memory; not using regions\n"))
+		    has(r.err, ": Cannot allocate memory; this mapping stays plain\n"))
 		TH_LOG("%s", r.err);
 }
 
@@ -622,7 +622,7 @@ TEST(fallback_address_space_full)
 	EXPECT_TRUE(r.ok2 && !r.region2);
 	EXPECT_EQ(1, said(&r)) TH_LOG("%s", r.err);
 	EXPECT_TRUE(has(r.err, ": attach " MSHARE_DIR "/preload-") &&
-		    has(r.err, ": Cannot allocate memory; not using regions\n"))
+		    has(r.err, ": Cannot allocate memory; this mapping stays plain\n"))
 		TH_LOG("%s", r.err);
 }
 

@@ -463,7 +463,7 @@ static void *region_mmap(size_t len, int prot, int flags)
 			break;
 	}
 	if (fd < 0) {
-		say_once(R_SETUP, "region %s: %s; not using regions",
+		say_once(R_SETUP, "region %s: %s; this mapping stays plain",
 			 path, strerror(errno));
 		return NULL;
 	}
@@ -471,7 +471,7 @@ static void *region_mmap(size_t len, int prot, int flags)
 	unlink(path);
 	close(fd);
 	if (p == MAP_FAILED) {
-		say_once(R_SETUP, "attach %s: %s; not using regions",
+		say_once(R_SETUP, "attach %s: %s; this mapping stays plain",
 			 path, strerror(errno));
 		return NULL;
 	}
