@@ -95,6 +95,11 @@ for mode in plain shim; do
 	# A process that exits meanwhile is in neither list.
 	inregion=$(grep -l '/sys/fs/mshare/' $(printf '/proc/%s/maps ' $pids) 2>/dev/null | wc -l)
 	outside=$(grep -L '/sys/fs/mshare/' $(printf '/proc/%s/maps ' $pids) 2>/dev/null | wc -l)
+	# mshare ls lists the region the shim made and unlinked at once, the
+	# postmaster among the processes attached (the first: the lowest PID).
+	listed=$(mshare ls -n -o path,attached,pids 2>/dev/null |
+		awk -v pm="$pm" '/ \(deleted\) / { split($NF, p, ","); if (p[1] == pm) { n++; a = $(NF - 1) } }
+			END { print n + 0, a + 0 }')
 	pkill -TERM -x pgbench || true
 	wait "$pgb" || true
 	if grep -qiE 'error|fatal|abort' /tmp/pgbench.out; then
@@ -114,6 +119,9 @@ for mode in plain shim; do
 	else
 		[ "$inregion" -gt "$clients" ] && [ "$outside" = 0 ] || ok=0
 		[ "$pt" -lt "$plain_pt" ] || ok=0
+		set -- $listed
+		echo "# postgres: mshare ls: $1 unlinked region(s) of the postmaster, $2 attachments"
+		[ "$1" -ge 1 ] && [ "$2" -gt "$clients" ] || ok=0
 	fi
 done
 grep -i 'mshare' "$log" | head -n 3 | sed 's/^/# postgres: server log: /'

@@ -169,7 +169,7 @@ ls_bytes_json() {
 		return 1
 	r "$M" ls --json
 	rc_is 0 && out_has '^{"regions": \[$' && out_has '^\]}$' &&
-		out_has "\"path\": \"cli-a\", \"size\": $A, \"start\": 0, \"objects\": 0, \"rss\": 0, \"pgtables\": [0-9]*, \"attachments\": 0, \"owner\": \"root\", \"uid\": 0, \"group\": \"root\", \"gid\": 0, \"mode\": \"0644\"}" ||
+		out_has "\"path\": \"cli-a\", \"size\": $A, \"start\": 0, \"objects\": 0, \"rss\": 0, \"pgtables\": [0-9]*, \"attachments\": 0, \"owner\": \"root\", \"uid\": 0, \"group\": \"root\", \"gid\": 0, \"mode\": \"0644\", \"pids\": \[\]}" ||
 		return 1
 	r "$M" stat --json cli-b
 	rc_is 0 && out_has '"objects_list": \[' &&
@@ -318,7 +318,9 @@ attachments() {
 	r "$M" ls
 	ok=0
 	out_has '^cli-b  *1T  *4  *1M  *[0-9.]*K  *1  *root  *0640$' &&
-		r "$M" stat cli-b && out_has '^attachments: *1$' || ok=1
+		r "$M" ls -n -o path,pids cli-b && out_has "^cli-b  *$hold_pid$" &&
+		r "$M" stat cli-b && out_has '^attachments: *1$' &&
+		out_has "^pids: *$hold_pid$" || ok=1
 	hold_stop || return 1
 	[ $ok = 0 ] || return 1
 	r "$M" stat cli-b
@@ -363,14 +365,21 @@ rm_regions() {
 }
 
 # Removing an attached region: gone from ls, memory kept for the holder.
+# Unlinked while attached: ls still lists it, as the maps name it, with
+# who attaches it, until the last attachment goes.
 rm_attached() {
 	hold_start cli-b || return 1
 	r "$M" rm cli-b
 	ok=0
 	rc_is 0 && absent cli-b || ok=1
+	r "$M" ls -o +pids
+	out_has "^cli-b (deleted)  *1T  *4  *1M  *[0-9.]*K  *1  *root  *0640  *$hold_pid$" ||
+		ok=1
+	r "$M" ls --json
+	out_has "\"path\": \"cli-b (deleted)\", .*\"pids\": \[$hold_pid\]" || ok=1
+	hold_stop && [ $ok = 0 ] || return 1
 	r "$M" ls
-	out_lacks '^cli-b ' || ok=1
-	hold_stop && [ $ok = 0 ]
+	out_lacks '^cli-b'
 }
 
 stat_errors() {

@@ -35,6 +35,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -384,8 +385,11 @@ static const char usage_ls[] =
 "                 [--mount DIR] [NAME...]\n"
 "\n"
 "List every region under the mount (or under/as each NAME), one per line:\n"
-"PATH SIZE OBJECTS RSS PGTABLES ATTACHED OWNER MODE. Statistics need read\n"
-"permission on the region; without it they show as '-' (null in JSON).\n"
+"PATH SIZE OBJECTS RSS PGTABLES ATTACHED OWNER MODE, and PIDS (the processes\n"
+"whose maps show them attached) if asked. Statistics need read permission\n"
+"on the region; without it they show as '-' (null in JSON). Regions\n"
+"unlinked while attached are listed as 'NAME (deleted)' when one of their\n"
+"attachments can be opened through /proc/PID/map_files (root).\n"
 "\n"
 "  -b, --bytes        sizes in bytes instead of K, M, G, T\n"
 "  -J, --json         JSON output ({\"regions\": [...]}), sizes in bytes,\n"
@@ -506,6 +510,8 @@ struct entry {
 	char *name;		/* as shown: relative to the mount if inside */
 	struct stat st;
 	struct stats s;
+	char pids[128];		/* the processes seen attached, comma-separated */
+	long last_pid;
 };
 
 struct list {
@@ -514,11 +520,10 @@ struct list {
 	int failed;
 };
 
-static void add_region(struct list *l, const char *path, const char *name,
-		       const struct stat *st)
+static struct entry *new_entry(struct list *l, const char *name,
+			       const struct stat *st)
 {
 	struct entry *e;
-	int fd;
 
 	l->e = realloc(l->e, (l->n + 1) * sizeof(*l->e));
 	if (!l->e) {
@@ -529,6 +534,15 @@ static void add_region(struct list *l, const char *path, const char *name,
 	memset(e, 0, sizeof(*e));
 	e->name = xstrdup(name);
 	e->st = *st;
+	return e;
+}
+
+static void add_region(struct list *l, const char *path, const char *name,
+		       const struct stat *st)
+{
+	struct entry *e = new_entry(l, name, st);
+	int fd;
+
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {
 		e->s.open_err = errno;
@@ -583,6 +597,119 @@ static void walk(struct list *l, const char *path, const char *name,
 	free(ents);
 }
 
+/* ---- who attaches: /proc/PID/maps ------------------------------------ */
+
+static struct entry *find_region(struct list *l, dev_t dev, ino_t ino)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->e[i].st.st_dev == dev && l->e[i].st.st_ino == ino)
+			return &l->e[i];
+	return NULL;
+}
+
+/* Add @pid to the PIDS of @e once, as long as there is room. */
+static void add_pid(struct entry *e, long pid)
+{
+	size_t n = strlen(e->pids);
+	char buf[24];
+
+	if (e->last_pid == pid)
+		return;
+	e->last_pid = pid;
+	snprintf(buf, sizeof(buf), "%s%ld", n ? "," : "", pid);
+	if (n + strlen(buf) < sizeof(e->pids))
+		strcat(e->pids, buf);
+}
+
+/*
+ * A region unlinked while @pid attaches it at [@start, @stop): it has no
+ * name in the mount any more, but its attachment opens it through
+ * /proc/PID/map_files (for root), which gives its stats.
+ */
+static struct entry *add_unlinked(struct list *l, long pid,
+				  unsigned long start, unsigned long stop,
+				  ino_t ino, const char *name)
+{
+	struct entry *e;
+	struct stat st;
+	char path[96];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%ld/map_files/%lx-%lx", pid, start,
+		 stop);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || st.st_ino != ino) {
+		close(fd);
+		return NULL;
+	}
+	e = new_entry(l, name, &st);
+	read_stats(fd, &e->s);
+	close(fd);
+	return e;
+}
+
+/*
+ * The processes whose maps the caller may read name the regions they
+ * attach: note their PIDs, and with @unlinked add the regions of this
+ * mount that were unlinked while attached, "NAME (deleted)" as the maps
+ * say (the preload shim unlinks its regions at once).
+ */
+static void scan_attached(struct list *l, bool unlinked)
+{
+	const char *mnt = mount_path();
+	size_t mlen = strlen(mnt);
+	struct dirent *de;
+	DIR *d;
+
+	d = opendir("/proc");
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char path[64], line[PATH_MAX + 128];
+		char *end;
+		long pid;
+		FILE *f;
+
+		pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			unsigned long start, stop, ino;
+			unsigned int maj, min;
+			struct entry *e;
+			int off = 0;
+			char *name;
+			size_t n;
+
+			if (sscanf(line, "%lx-%lx %*s %*s %x:%x %lu %n", &start,
+				   &stop, &maj, &min, &ino, &off) < 5 || !off)
+				continue;
+			name = line + off;
+			n = strcspn(name, "\n");
+			name[n] = '\0';
+			if (strncmp(name, mnt, mlen) || name[mlen] != '/')
+				continue;
+			e = find_region(l, makedev(maj, min), ino);
+			if (!e && unlinked && n > 10 &&
+			    !strcmp(name + n - 10, " (deleted)"))
+				e = add_unlinked(l, pid, start, stop, ino,
+						 name + mlen + 1);
+			if (e)
+				add_pid(e, pid);
+		}
+		fclose(f);
+	}
+	closedir(d);
+}
+
 /* A stat cell: the value, or "-" when the region could not be read. */
 static const char *cell(bool known, u64 v, char *buf, size_t len)
 {
@@ -599,19 +726,20 @@ static const char *count_cell(bool known, u64 v, char *buf, size_t len)
 	return buf;
 }
 
-#define NCOL 8
+#define NCOL 9
 
 static const char *const col_names[NCOL] = {
 	"PATH", "SIZE", "OBJECTS", "RSS", "PGTABLES", "ATTACHED", "OWNER",
-	"MODE"
+	"MODE", "PIDS"
 };
 
 /* Text columns are left-aligned, numbers right-aligned. */
-static const bool col_left[NCOL] = { 1, 0, 0, 0, 0, 0, 1, 1 };
+static const bool col_left[NCOL] = { 1, 0, 0, 0, 0, 0, 1, 1, 1 };
 
-/* The columns ls shows, in order (--output). */
+/* The columns ls shows, in order (--output): all but PIDS by default. */
+#define NCOL_DEFAULT (NCOL - 1)
 static int cols_shown[4 * NCOL] = { 0, 1, 2, 3, 4, 5, 6, 7 };
-static int ncols_shown = NCOL;
+static int ncols_shown = NCOL_DEFAULT;
 
 /*
  * Parse --output LIST: names separated by commas, any case; "+LIST"
@@ -624,7 +752,7 @@ static int parse_columns(const char *arg, char *bad, size_t len)
 
 	if (*arg == '+') {
 		/* After the default columns, whatever an earlier -o chose. */
-		for (n = 0; n < NCOL; n++)
+		for (n = 0; n < NCOL_DEFAULT; n++)
 			cols_shown[n] = n;
 		arg++;
 	}
@@ -664,6 +792,7 @@ static void ls_row(const struct entry *e, char cols[NCOL][64], const char **c)
 	c[6] = user_name(e->st.st_uid, cols[6], 64);
 	snprintf(cols[7], 64, "%04o", (unsigned int)(e->st.st_mode & 07777));
 	c[7] = cols[7];
+	c[8] = e->pids[0] ? e->pids : "-";
 }
 
 /* A cell of --raw output: blanks, controls and backslashes as \x<hex>. */
@@ -732,8 +861,9 @@ static void json_region(const struct entry *e, const char *indent)
 	json_str(user_name(e->st.st_uid, buf, sizeof(buf)));
 	printf(", \"uid\": %u, \"group\": ", (unsigned int)e->st.st_uid);
 	json_str(group_name(e->st.st_gid, buf, sizeof(buf)));
-	printf(", \"gid\": %u, \"mode\": \"%04o\"", (unsigned int)e->st.st_gid,
-	       (unsigned int)(e->st.st_mode & 07777));
+	printf(", \"gid\": %u, \"mode\": \"%04o\", \"pids\": [%s]",
+	       (unsigned int)e->st.st_gid,
+	       (unsigned int)(e->st.st_mode & 07777), e->pids);
 }
 
 static void json_objects(const struct stats *s)
@@ -834,6 +964,7 @@ static int cmd_ls(int argc, char **argv)
 		}
 		free(p);
 	}
+	scan_attached(&l, optind == argc);
 	qsort(l.e, l.n, sizeof(*l.e), name_cmp);
 	if (opt_json)
 		ls_json(&l);
@@ -863,6 +994,7 @@ static void stat_text(const struct entry *e)
 		printf("start:       %s\n", s->have_start ? "never attached" : "-");
 	printf("attachments: %s\n", count_cell(s->have_stats, s->attach,
 					       b1, sizeof(b1)));
+	printf("pids:        %s\n", e->pids[0] ? e->pids : "-");
 	printf("rss:         %s\n", cell(s->have_stats, s->rss, b1, sizeof(b1)));
 	printf("page tables: %s\n", cell(s->have_stats, s->pgtables, b1,
 					 sizeof(b1)));
@@ -916,6 +1048,7 @@ static int cmd_stat(int argc, char **argv)
 	e.name = path;
 	read_stats(fd, &e.s);
 	close(fd);
+	scan_attached(&(struct list){ .e = &e, .n = 1 }, false);
 	if (opt_json) {
 		json_region(&e, "");
 		json_objects(&e.s);
