@@ -377,6 +377,23 @@ rm_attached() {
 		ok=1
 	r "$M" ls --json
 	out_has "\"path\": \"cli-b (deleted)\", .*\"pids\": \[$hold_pid\]" || ok=1
+	# Another msharefs mounted at the same path in another mount namespace,
+	# its region unlinked while attached: not a region of this mount.
+	rm -f $T/hold2 $T/gone2
+	unshare -m sh -c "mount -t msharefs none $MNT && $M create cli-x &&
+		{ $M run cli-x -- $H hold $T/hold2 & } &&
+		while [ ! -e $T/hold2 ]; do usleep 20000; done &&
+		$M rm cli-x && touch $T/gone2 && wait" >$T/hold2.out 2>&1 &
+	i=0
+	while [ ! -e $T/gone2 ] && [ $i -lt 500 ]; do
+		usleep 20000
+		i=$((i + 1))
+	done
+	[ -e $T/gone2 ] || { sed 's/^/# other mount: /' $T/hold2.out; ok=1; }
+	r "$M" ls
+	out_has '^cli-b (deleted) ' && out_lacks 'cli-x' || ok=1
+	rm -f $T/hold2
+	wait $!
 	hold_stop && [ $ok = 0 ] || return 1
 	r "$M" ls
 	out_lacks '^cli-b'

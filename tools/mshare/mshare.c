@@ -624,13 +624,15 @@ static void add_pid(struct entry *e, long pid)
 }
 
 /*
- * A region unlinked while @pid attaches it at [@start, @stop): it has no
- * name in the mount any more, but its attachment opens it through
- * /proc/PID/map_files (for root), which gives its stats.
+ * A region of the mount (device @dev) unlinked while @pid attaches it at
+ * [@start, @stop): it has no name in the mount any more, but its
+ * attachment opens it through /proc/PID/map_files (for root), which gives
+ * its stats. Only a region file of this very mount counts: a process in
+ * another mount namespace may map anything at a path that reads the same.
  */
 static struct entry *add_unlinked(struct list *l, long pid,
 				  unsigned long start, unsigned long stop,
-				  ino_t ino, const char *name)
+				  dev_t dev, ino_t ino, const char *name)
 {
 	struct entry *e;
 	struct stat st;
@@ -642,7 +644,8 @@ static struct entry *add_unlinked(struct list *l, long pid,
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) || st.st_ino != ino) {
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_dev != dev ||
+	    st.st_ino != ino || mshare_is_msharefs(fd) != 1) {
 		close(fd);
 		return NULL;
 	}
@@ -663,8 +666,11 @@ static void scan_attached(struct list *l, bool unlinked)
 	const char *mnt = mount_path();
 	size_t mlen = strlen(mnt);
 	struct dirent *de;
+	struct stat ms;
 	DIR *d;
 
+	if (stat(mnt, &ms))
+		unlinked = false;
 	d = opendir("/proc");
 	if (!d)
 		return;
@@ -698,10 +704,10 @@ static void scan_attached(struct list *l, bool unlinked)
 			if (strncmp(name, mnt, mlen) || name[mlen] != '/')
 				continue;
 			e = find_region(l, makedev(maj, min), ino);
-			if (!e && unlinked && n > 10 &&
-			    !strcmp(name + n - 10, " (deleted)"))
-				e = add_unlinked(l, pid, start, stop, ino,
-						 name + mlen + 1);
+			if (!e && unlinked && makedev(maj, min) == ms.st_dev &&
+			    n > 10 && !strcmp(name + n - 10, " (deleted)"))
+				e = add_unlinked(l, pid, start, stop, ms.st_dev,
+						 ino, name + mlen + 1);
 			if (e)
 				add_pid(e, pid);
 		}
